@@ -1,0 +1,1 @@
+# iwarp/: the software RNIC (filled in by the iwarp issue).

@@ -1,0 +1,68 @@
+// Wire format of one fragment: a fixed 32-byte header (network byte order) followed by
+// frag_len payload bytes, sent as one SCTP message.
+//
+//   0 u16 magic 0x5343 ('SC')   2 u8 version (1)   3 u8 kind (0 data, 1 hello)
+//   4 u8 flags (1 first, 2 last) 5 u8 zero          6 u16 zero
+//   8 u32 seq (per sender and ordering domain)      12 u32 frag_len
+//  16 u64 total (message length)                   24 u64 offset (of this fragment's payload)
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sctpm {
+
+constexpr size_t kFrameHeaderSize = 32;
+constexpr uint16_t kFrameMagic = 0x5343;
+constexpr uint8_t kFrameVersion = 1;
+constexpr uint32_t kMaxHelloBytes = 4096;
+
+enum class FrameKind : uint8_t { data = 0, hello = 1 };
+enum FrameFlags : uint8_t { kFrameFirst = 1, kFrameLast = 2 };
+
+struct FrameHeader {
+    FrameKind kind = FrameKind::data;
+    uint8_t flags = 0;
+    uint32_t seq = 0;
+    uint32_t frag_len = 0;
+    uint64_t total = 0;
+    uint64_t offset = 0;
+
+    bool first() const { return flags & kFrameFirst; }
+    bool last() const { return flags & kFrameLast; }
+};
+
+struct FrameLimits {
+    uint32_t max_fragment = 1u << 20; // largest frag_len accepted
+    uint64_t max_message = 1ull << 40; // largest total accepted
+};
+
+void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
+
+// Decodes and checks one header on its own (magic, version, kind, reserved bytes, flags consistent
+// with offset/total, no 64-bit overflow, limits, hello shape). On failure returns nullopt and sets
+// *why to a message naming the field and the value.
+std::optional<FrameHeader> decode_frame_header(const uint8_t* bytes, size_t len,
+                                               const FrameLimits& limits, std::string* why);
+
+// Checks that the fragments arriving on one SCTP stream of one association form whole messages:
+// a first fragment starts a message; later fragments continue it with the same seq at the next
+// offset; the last one ends it. One instance per (association, stream).
+class FrameSequencer {
+public:
+    // Returns an empty string if h is a valid next fragment (and advances), else the reason.
+    std::string accept(const FrameHeader& h);
+    bool in_message() const { return in_message_; }
+    uint32_t seq() const { return seq_; }
+    uint64_t next_offset() const { return next_offset_; }
+    uint64_t total() const { return total_; }
+
+private:
+    bool in_message_ = false;
+    uint32_t seq_ = 0;
+    uint64_t next_offset_ = 0;
+    uint64_t total_ = 0;
+};
+
+} // namespace sctpm

@@ -1,0 +1,18 @@
+# libsctpmpi: the SCTP transport core (one file per concern).
+noinst_LTLIBRARIES += src/libsctpmpi.la
+src_libsctpmpi_la_SOURCES = \
+	src/sctpmpi.h src/error.hpp \
+	src/settings.hpp src/settings.cpp \
+	src/multihome.hpp src/multihome.cpp \
+	src/frame.hpp src/frame.cpp \
+	src/reorder.hpp \
+	src/stream_map.hpp src/stream_map.cpp \
+	src/stack.hpp src/stack.cpp \
+	src/endpoint.hpp src/endpoint.cpp \
+	src/peer_table.hpp src/peer_table.cpp \
+	src/card.hpp src/card.cpp \
+	src/progress.hpp src/progress.cpp \
+	src/transport.hpp src/transport.cpp \
+	src/transport_rx.cpp src/transport_tx.cpp \
+	src/capi.cpp
+src_libsctpmpi_la_LIBADD = $(USRSCTP_LIBS)

@@ -1,0 +1,155 @@
+/* C ABI of the SCTP transport core (libsctpmpi).
+ *
+ * Included by the MPICH channel glue (which must be C) and by the tools. One transport per
+ * process: one usrsctp stack, one UDP encapsulation port, one one-to-many SCTP socket.
+ * Messages of any length are fragmented, sent on the stream chosen by the stream-mapping
+ * policy, and delivered to the callbacks in per-sender order (see DESIGN.md section 4).
+ * Every call is made from the thread that drives progress unless noted otherwise. */
+#ifndef SCTPMPI_H
+#define SCTPMPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sctpm_transport sctpm_transport;
+typedef struct sctpm_config sctpm_config;
+typedef int32_t sctpm_peer; /* index assigned by the transport, >= 0 */
+
+#define SCTPM_ERRLEN 512
+#define SCTPM_CARD_MAX 1024
+
+/* ---- configuration ---------------------------------------------------------------------- */
+/* Reads MPIR_CVAR_CH3_SCTP_* and the historical MPICH_SCTP_MULTIHOME_FILE, MPICH_SCTP_BINDALL,
+ * MPICH_INTERFACE_HOSTNAME from the environment. NULL on a bad value (err names it). */
+sctpm_config *sctpm_config_from_env(char *err, size_t errlen);
+/* Set one key (names as in sctpm_config_keys, e.g. "cmt", "streams"); -1 on a bad key/value. */
+int sctpm_config_set(sctpm_config *cfg, const char *key, const char *value, char *err, size_t errlen);
+/* Current value of a key as text; -1 if the key is unknown. */
+int sctpm_config_get(const sctpm_config *cfg, const char *key, char *out, size_t outlen);
+/* NULL-terminated list of keys with one-line descriptions (for MPI_T / --help). */
+const char *const *sctpm_config_keys(void);
+const char *sctpm_config_describe(const char *key);
+void sctpm_config_free(sctpm_config *cfg);
+
+/* ---- events ------------------------------------------------------------------------------ */
+typedef enum {
+    SCTPM_EV_ASSOC_UP = 1,     /* association established (or peer restarted: restart = 1) */
+    SCTPM_EV_ASSOC_LOST,       /* association aborted or timed out: the peer is failed */
+    SCTPM_EV_CANT_START,       /* association setup failed: the peer is unreachable */
+    SCTPM_EV_SHUTDOWN,         /* peer shut down gracefully */
+    SCTPM_EV_PATH_CHANGE,      /* a path changed state (state field) */
+    SCTPM_EV_SEND_FAILED,      /* data could not be delivered (peer failed) */
+    SCTPM_EV_PROTOCOL_ERROR    /* malformed bytes from the peer: association aborted */
+} sctpm_event_type;
+
+typedef enum {
+    SCTPM_PATH_ACTIVE = 1,
+    SCTPM_PATH_UNREACHABLE,
+    SCTPM_PATH_POTENTIALLY_FAILED,
+    SCTPM_PATH_CONFIRMED,
+    SCTPM_PATH_ADDED,
+    SCTPM_PATH_REMOVED
+} sctpm_path_state;
+
+typedef struct {
+    sctpm_event_type type;
+    sctpm_peer peer;         /* -1 if the association was never identified */
+    uint32_t assoc_id;
+    int restart;             /* ASSOC_UP after a peer restart */
+    sctpm_path_state state;  /* PATH_CHANGE */
+    char address[64];        /* PATH_CHANGE: the path's address */
+    int error;               /* errno-style cause where known */
+    char detail[256];        /* human-readable: what happened, with which peer and value */
+} sctpm_event;
+
+/* ---- callbacks ---------------------------------------------------------------------------- */
+typedef struct {
+    void *ctx;
+    /* A message of `total` bytes from `peer` is next in order. `head` holds its first head_len bytes.
+     * Return how many head bytes were consumed; if bytes remain (in head or still in the network),
+     * set *msg to a handle: the transport then asks on_dest where they go. */
+    size_t (*on_message)(void *ctx, sctpm_peer peer, uint64_t total, const void *head,
+                         size_t head_len, void **msg);
+    /* Where the next bytes of msg go: fill at most max iovs and return the count (> 0). */
+    int (*on_dest)(void *ctx, void *msg, struct iovec *iov, int max);
+    /* The iovs of the last on_dest hold `filled` bytes now; last = 1 when the message ended. */
+    void (*on_placed)(void *ctx, void *msg, size_t filled, int last);
+    /* A queued send finished: status 0 = handed to the stack (buffers reusable), else -errno. */
+    void (*on_sent)(void *ctx, void *cookie, int status);
+    /* An association or path event; events about failures also fail the peer's queued sends. */
+    void (*on_event)(void *ctx, const sctpm_event *ev);
+    /* An association we did not open introduced itself: `hello` is the blob the peer passed to
+     * sctpm_open, `card` its business card. Return the peer id to bind it to (sctpm_peer_add may be
+     * called from here), or -1 to reject (the association is aborted). */
+    sctpm_peer (*on_hello)(void *ctx, const void *hello, size_t hello_len, const char *card);
+} sctpm_callbacks;
+
+/* ---- lifecycle ----------------------------------------------------------------------------- */
+/* Create the process's transport. `hostname` selects the multihome-file lines (NULL: gethostname);
+ * `hello` is an opaque identity sent to every peer on a new association. */
+sctpm_transport *sctpm_open(const sctpm_config *cfg, const char *hostname, const void *hello,
+                            size_t hello_len, const sctpm_callbacks *cb, char *err, size_t errlen);
+/* Flush queued sends (bounded by timeout_ms), shut the associations down, free everything. */
+void sctpm_close(sctpm_transport *t, int timeout_ms);
+/* This process's business card: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]". */
+const char *sctpm_card(const sctpm_transport *t);
+const char *sctpm_last_error(const sctpm_transport *t);
+
+/* ---- peers --------------------------------------------------------------------------------- */
+/* Register a peer by its card; no association is made until the first send. -1 on a bad card. */
+sctpm_peer sctpm_peer_add(sctpm_transport *t, const char *card);
+/* 1 if the peer failed (association lost / unreachable / protocol error), else 0. */
+int sctpm_peer_failed(const sctpm_transport *t, sctpm_peer p);
+/* Abort the association with a peer and forget it (its queued sends complete with -ECONNABORTED). */
+void sctpm_peer_remove(sctpm_transport *t, sctpm_peer p);
+
+/* ---- sending -------------------------------------------------------------------------------- */
+typedef struct {
+    int32_t context;  /* MPI context id (or any ordering domain key) */
+    int32_t tag;      /* MPI tag */
+    int32_t cls;      /* 0 = matchable message; 1 = control packet (the policy may pin it) */
+} sctpm_key;
+
+/* Send iov as one message. Returns 0 if it was handed to the stack at once (buffers reusable;
+ * on_sent is not called), 1 if queued (on_sent(cookie) follows; iov buffers must stay valid until
+ * then; the iov array itself is copied), or -errno (peer failed: -ECONNRESET, bad peer: -EINVAL). */
+int sctpm_send(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, const struct iovec *iov,
+               int iovcnt, void *cookie);
+
+/* ---- progress ------------------------------------------------------------------------------- */
+/* Run every stage once (read, write, events, extra stages). If nothing happened and timeout_us != 0,
+ * busy-poll for the configured spin time, then block on the eventfd for up to timeout_us
+ * (-1 = until something happens). Returns the amount of work done (>= 0). */
+int sctpm_progress(sctpm_transport *t, int64_t timeout_us);
+/* Make a blocked sctpm_progress return; safe from any thread. */
+void sctpm_wakeup(sctpm_transport *t);
+/* Extra progress stage (e.g. the iWARP completion queue): fn returns work done. */
+int sctpm_add_stage(sctpm_transport *t, const char *name, int (*fn)(void *arg), void *arg);
+/* 1 while sends are queued inside the transport. */
+int sctpm_sends_pending(const sctpm_transport *t);
+
+/* ---- observability --------------------------------------------------------------------------- */
+typedef struct {
+    char address[64];
+    sctpm_path_state state;
+    uint32_t srtt_us, rto_ms, cwnd, mtu;
+    uint64_t rx_bytes;  /* payload bytes received from this address */
+} sctpm_path_info;
+
+typedef struct {
+    uint64_t tx_bytes, rx_bytes, tx_messages, rx_messages, reordered, retries;
+} sctpm_peer_stats;
+
+/* Paths of the peer's association (state from the stack); returns the count, -1 if none. */
+int sctpm_peer_paths(sctpm_transport *t, sctpm_peer p, sctpm_path_info *out, int max);
+int sctpm_peer_stats_get(const sctpm_transport *t, sctpm_peer p, sctpm_peer_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,28 @@
+# Unit tests (GoogleTest) of the core, and the two-process integration tests.
+if HAVE_GTEST
+check_PROGRAMS += tests/unit_tests
+tests_unit_tests_SOURCES = \
+	tests/unit/test_settings.cpp \
+	tests/unit/test_multihome.cpp \
+	tests/unit/test_frame.cpp \
+	tests/unit/test_reorder.cpp \
+	tests/unit/test_stream_map.cpp \
+	tests/unit/test_card.cpp
+tests_unit_tests_LDADD = src/libsctpmpi.la -lgtest -lgtest_main
+TESTS += tests/unit_tests
+
+check_PROGRAMS += tests/transport_tests
+tests_transport_tests_SOURCES = tests/integration/transport_pair.cpp tests/integration/pair_harness.hpp
+tests_transport_tests_LDADD = src/libsctpmpi.la -lgtest -lgtest_main
+TESTS += tests/transport_tests
+endif
+
+# libFuzzer targets (clang): `make fuzz` builds them into fuzz/; see README.
+FUZZ_CXX = clang++
+FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I$(top_srcdir)/src
+fuzz/frame_fuzz: $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame.cpp $(top_srcdir)/src/frame.hpp
+	@mkdir -p fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame.cpp
+fuzz: fuzz/frame_fuzz
+.PHONY: fuzz
+EXTRA_DIST += tests/fuzz/frame_fuzz.cpp
