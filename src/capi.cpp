@@ -1,1 +1,171 @@
-// placeholder
+// The C ABI (sctpmpi.h): exceptions stop here and become error strings and return codes.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "error.hpp"
+#include "sctpmpi.h"
+#include "settings.hpp"
+#include "transport.hpp"
+
+struct sctpm_config {
+    sctpm::Settings settings;
+};
+
+struct sctpm_transport {
+    std::unique_ptr<sctpm::Transport> impl;
+    std::string last_error;
+};
+
+namespace {
+
+void set_error(char* err, size_t errlen, const char* what) {
+    if (err && errlen)
+        std::snprintf(err, errlen, "%s", what);
+}
+
+std::vector<const char*> build_key_list() {
+    std::vector<const char*> keys;
+    for (const auto& k : sctpm::setting_keys())
+        keys.push_back(k.key);
+    keys.push_back(nullptr);
+    return keys;
+}
+
+} // namespace
+
+extern "C" {
+
+sctpm_config* sctpm_config_from_env(char* err, size_t errlen) {
+    try {
+        return new sctpm_config{sctpm::load_settings_from_environment()};
+    } catch (const std::exception& e) {
+        set_error(err, errlen, e.what());
+        return nullptr;
+    }
+}
+
+int sctpm_config_set(sctpm_config* cfg, const char* key, const char* value, char* err, size_t errlen) {
+    try {
+        sctpm::set_setting(cfg->settings, key ? key : "", value ? value : "");
+        return 0;
+    } catch (const std::exception& e) {
+        set_error(err, errlen, e.what());
+        return -1;
+    }
+}
+
+int sctpm_config_get(const sctpm_config* cfg, const char* key, char* out, size_t outlen) {
+    try {
+        set_error(out, outlen, sctpm::get_setting(cfg->settings, key ? key : "").c_str());
+        return 0;
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+const char* const* sctpm_config_keys(void) {
+    static const std::vector<const char*> keys = build_key_list();
+    return keys.data();
+}
+
+const char* sctpm_config_describe(const char* key) {
+    for (const auto& k : sctpm::setting_keys())
+        if (key && std::strcmp(k.key, key) == 0)
+            return k.description;
+    return nullptr;
+}
+
+void sctpm_config_free(sctpm_config* cfg) { delete cfg; }
+
+sctpm_transport* sctpm_open(const sctpm_config* cfg, const char* hostname, const void* hello, size_t hello_len,
+                            const sctpm_callbacks* cb, char* err, size_t errlen) {
+    try {
+        sctpm::Settings s = cfg ? cfg->settings : sctpm::load_settings_from_environment();
+        std::string blob(static_cast<const char*>(hello), hello ? hello_len : 0);
+        auto* t = new sctpm_transport;
+        try {
+            t->impl = std::make_unique<sctpm::Transport>(s, hostname ? hostname : "", blob, cb ? *cb : sctpm_callbacks{});
+        } catch (...) {
+            delete t;
+            throw;
+        }
+        return t;
+    } catch (const std::exception& e) {
+        set_error(err, errlen, e.what());
+        return nullptr;
+    }
+}
+
+void sctpm_close(sctpm_transport* t, int timeout_ms) {
+    if (!t)
+        return;
+    try {
+        t->impl->shutdown(timeout_ms);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sctpm: error while closing: %s\n", e.what());
+    }
+    delete t;
+}
+
+const char* sctpm_card(const sctpm_transport* t) { return t->impl->card().c_str(); }
+const char* sctpm_last_error(const sctpm_transport* t) { return t->last_error.c_str(); }
+
+sctpm_peer sctpm_peer_add(sctpm_transport* t, const char* card) {
+    try {
+        return t->impl->add_peer(card ? card : "");
+    } catch (const std::exception& e) {
+        t->last_error = e.what();
+        return -1;
+    }
+}
+
+int sctpm_peer_failed(const sctpm_transport* t, sctpm_peer p) { return t->impl->peer_failed(p) ? 1 : 0; }
+void sctpm_peer_remove(sctpm_transport* t, sctpm_peer p) { t->impl->remove_peer(p); }
+
+int sctpm_send(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt,
+               void* cookie) {
+    try {
+        sctpm::SendKey k;
+        if (key) {
+            k.context = key->context;
+            k.tag = key->tag;
+            k.cls = key->cls;
+        }
+        return t->impl->send(p, k, iov, iovcnt, cookie);
+    } catch (const std::exception& e) {
+        t->last_error = e.what();
+        return -EINVAL;
+    }
+}
+
+int sctpm_progress(sctpm_transport* t, int64_t timeout_us) {
+    try {
+        return t->impl->progress(timeout_us);
+    } catch (const std::exception& e) {
+        t->last_error = e.what();
+        std::fprintf(stderr, "sctpm: progress error: %s\n", e.what());
+        return 0;
+    }
+}
+
+void sctpm_wakeup(sctpm_transport* t) { t->impl->wakeup(); }
+
+int sctpm_add_stage(sctpm_transport* t, const char* name, int (*fn)(void*), void* arg) {
+    if (!fn)
+        return -1;
+    t->impl->add_stage(name ? name : "stage", fn, arg);
+    return 0;
+}
+
+int sctpm_sends_pending(const sctpm_transport* t) { return t->impl->sends_pending() ? 1 : 0; }
+
+int sctpm_peer_paths(sctpm_transport* t, sctpm_peer p, sctpm_path_info* out, int max) {
+    return t->impl->peer_paths(p, out, max);
+}
+
+int sctpm_peer_stats_get(const sctpm_transport* t, sctpm_peer p, sctpm_peer_stats* out) {
+    return t->impl->peer_stats(p, out) ? 0 : -1;
+}
+
+} // extern "C"

@@ -1,1 +1,82 @@
+// The one-to-many (SOCK_SEQPACKET) usrsctp socket of a process: binding (multihomed), socket and
+// per-association options, non-blocking send/receive, connect with the peer's UDP port.
 #pragma once
+#include <cstdint>
+#include <string>
+#include <sys/socket.h>
+#include <vector>
+
+#include "settings.hpp"
+
+struct socket; // usrsctp
+
+namespace sctpm {
+
+using AssocId = uint32_t;
+
+struct RecvResult {
+    long n = 0;             // bytes read, or -errno (-EWOULDBLOCK when empty)
+    bool eor = false;       // the SCTP message (or notification) ended with this read
+    bool notification = false;
+    AssocId assoc = 0;
+    uint16_t stream = 0;
+    sockaddr_storage from{}; // the address the data arrived from (per-path accounting)
+};
+
+struct PathStatus {
+    std::string address;
+    int32_t state = 0; // SCTP_ACTIVE / SCTP_INACTIVE / SCTP_UNCONFIRMED / PF
+    uint32_t cwnd = 0, srtt = 0, rto = 0, mtu = 0;
+};
+
+class Endpoint {
+public:
+    // Binds `addresses` (text IPv4/IPv6) on `port`; an empty list binds the wildcard (all
+    // addresses). Throws Error naming the address and the reason.
+    Endpoint(const Settings& s, uint16_t port, const std::vector<std::string>& addresses);
+    ~Endpoint();
+    Endpoint(const Endpoint&) = delete;
+    Endpoint& operator=(const Endpoint&) = delete;
+
+    // fn runs on usrsctp's threads whenever the socket gets readable: it must only signal.
+    void set_upcall(void (*fn)(struct socket*, void*, int), void* arg);
+
+    // Start an association to the peer's addresses (text) on its SCTP port via its UDP port.
+    // Returns the association id, or throws Error naming the addresses and the reason.
+    AssocId connect(const std::vector<std::string>& addresses, uint16_t sctp_port, uint16_t udp_port);
+
+    // One SCTP message on a stream. Returns bytes sent or -errno (-EWOULDBLOCK: retry later).
+    long send(AssocId assoc, uint16_t stream, const void* data, size_t len);
+    RecvResult recv(void* buf, size_t len);
+
+    // Per-association settings that usrsctp only accepts once the association exists:
+    // path MTU, heartbeat interval and PF thresholds on every path.
+    void tune_association(AssocId assoc);
+    void abort(AssocId assoc);
+    void shutdown_assoc(AssocId assoc); // graceful SHUTDOWN after queued data
+    std::vector<PathStatus> paths(AssocId assoc);
+    std::vector<std::string> local_addresses() const { return bound_; }
+    uint32_t path_mtu() const { return path_mtu_; }
+    uint16_t port() const { return port_; }
+
+private:
+    void set_option(int level, int name, const void* value, socklen_t len, const char* what);
+    void apply_socket_options();
+
+    const Settings& s_;
+    struct socket* so_ = nullptr;
+    uint16_t port_;
+    int family_ = AF_INET;
+    uint32_t path_mtu_ = 0;
+    std::vector<std::string> bound_;
+};
+
+// Text form of an address (without port).
+std::string address_text(const sockaddr* sa);
+// Largest SCTP path MTU the interfaces holding these addresses carry (UDP/IP overhead removed),
+// capped at 16000 (usrsctp 0.9.5.0 drops packets of larger mbuf chains).
+uint32_t auto_path_mtu(const std::vector<std::string>& addresses);
+// The local interface addresses (IPv4 and global IPv6), loopback last.
+std::vector<std::string> interface_addresses();
+
+} // namespace sctpm

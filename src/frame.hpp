@@ -2,7 +2,7 @@
 // frag_len payload bytes, sent as one SCTP message.
 //
 //   0 u16 magic 0x5343 ('SC')   2 u8 version (1)   3 u8 kind (0 data, 1 hello)
-//   4 u8 flags (1 first, 2 last) 5 u8 zero          6 u16 zero
+//   4 u8 flags (1 first, 2 last) 5 u8 zero          6 u16 domain (ordering domain of seq)
 //   8 u32 seq (per sender and ordering domain)      12 u32 frag_len
 //  16 u64 total (message length)                   24 u64 offset (of this fragment's payload)
 #pragma once
@@ -24,6 +24,7 @@ enum FrameFlags : uint8_t { kFrameFirst = 1, kFrameLast = 2 };
 struct FrameHeader {
     FrameKind kind = FrameKind::data;
     uint8_t flags = 0;
+    uint16_t domain = 0; // ordering domain: seq counts per (sender, domain); < 1024
     uint32_t seq = 0;
     uint32_t frag_len = 0;
     uint64_t total = 0;
@@ -51,15 +52,18 @@ std::optional<FrameHeader> decode_frame_header(const uint8_t* bytes, size_t len,
 // offset; the last one ends it. One instance per (association, stream).
 class FrameSequencer {
 public:
-    // Returns an empty string if h is a valid next fragment (and advances), else the reason.
+    // Returns an empty string if h is a valid next fragment (and advances), else the reason (and the
+    // state is left unchanged). Continuations must repeat the first fragment's seq, domain and total.
     std::string accept(const FrameHeader& h);
     bool in_message() const { return in_message_; }
     uint32_t seq() const { return seq_; }
     uint64_t next_offset() const { return next_offset_; }
     uint64_t total() const { return total_; }
+    uint16_t domain() const { return domain_; }
 
 private:
     bool in_message_ = false;
+    uint16_t domain_ = 0;
     uint32_t seq_ = 0;
     uint64_t next_offset_ = 0;
     uint64_t total_ = 0;

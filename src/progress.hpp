@@ -1,1 +1,47 @@
+// The progress engine: a pipeline of named stages run in order, plus the wait that spins for a
+// while and then blocks on an eventfd fed by usrsctp's upcall (which runs on usrsctp's threads).
 #pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sctpm {
+
+class Progress {
+public:
+    using Stage = std::function<int()>; // returns work done
+
+    Progress();
+    ~Progress();
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+
+    void add_stage(std::string name, Stage stage);
+    int run_once();
+
+    // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
+    // activity counter moved or `busy` says there is work to retry), then block up to timeout_us
+    // (-1 = no limit; `busy` work is retried every retry_us while blocked).
+    int wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us);
+
+    // Called from any thread: something happened (upcall) / wake a blocked waiter.
+    void signal();
+    void wake(); // make a blocked wait() return even without work
+    uint64_t activity() const { return activity_.load(std::memory_order_acquire); }
+    int fd() const { return efd_; }
+
+private:
+    struct Named {
+        std::string name;
+        Stage fn;
+    };
+    std::vector<Named> stages_;
+    int efd_ = -1;
+    std::atomic<uint64_t> activity_{0};
+    std::atomic<bool> sleeping_{false};
+    std::atomic<bool> woken_{false};
+};
+
+} // namespace sctpm

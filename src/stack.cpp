@@ -1,1 +1,155 @@
-// placeholder
+#include "stack.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <usrsctp.h>
+
+#include "error.hpp"
+
+namespace sctpm {
+namespace {
+
+std::mutex g_stack_mutex;
+bool g_started = false;
+StackInfo g_info;
+
+std::string errno_text(int e) { return std::string(std::strerror(e)); }
+
+// Ask the kernel for a free UDP port on both families: bind to port 0, read it back, then check
+// the IPv6 wildcard is free too (usrsctp binds both). The socket is closed right before
+// usrsctp_init binds the port; the verification below catches the (tiny) race.
+uint16_t probe_free_udp_port() {
+    for (int attempt = 0; attempt < 32; ++attempt) {
+        int fd4 = socket(AF_INET, SOCK_DGRAM, 0);
+        if (fd4 < 0)
+            throw Error("cannot create a UDP socket to probe for a free port: " + errno_text(errno));
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        socklen_t len = sizeof a;
+        if (bind(fd4, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            getsockname(fd4, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+            int e = errno;
+            close(fd4);
+            throw Error("cannot bind a UDP socket to probe for a free port: " + errno_text(e));
+        }
+        uint16_t port = ntohs(a.sin_port);
+        bool v6_free = true;
+        int fd6 = socket(AF_INET6, SOCK_DGRAM, 0);
+        if (fd6 >= 0) {
+            int on = 1;
+            setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+            sockaddr_in6 b{};
+            b.sin6_family = AF_INET6;
+            b.sin6_addr = in6addr_any;
+            b.sin6_port = htons(port);
+            v6_free = bind(fd6, reinterpret_cast<sockaddr*>(&b), sizeof b) == 0 || errno == EAFNOSUPPORT;
+            close(fd6);
+        }
+        close(fd4);
+        if (v6_free)
+            return port;
+    }
+    throw Error("no UDP port is free on both IPv4 and IPv6 after 32 probes");
+}
+
+// usrsctp does not expose its UDP sockets: find them among our descriptors by their bound port.
+int find_udp_sockets(uint16_t port, int* fds, int max) {
+    int found = 0;
+    for (int fd = 0; fd < 4096 && found < max; ++fd) {
+        int type = 0;
+        socklen_t tl = sizeof type;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM)
+            continue;
+        sockaddr_storage ss{};
+        socklen_t l = sizeof ss;
+        if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &l) != 0)
+            continue;
+        uint16_t p = 0;
+        if (ss.ss_family == AF_INET)
+            p = ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            p = ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+        if (p == port)
+            fds[found++] = fd;
+    }
+    return found;
+}
+
+// The library hard-codes 128 KiB kernel buffers; bursts of small messages overflow them.
+bool enlarge_udp_buffers(const int* fds, int n, uint32_t bytes) {
+    bool forced = true;
+    int sz = static_cast<int>(bytes);
+    for (int i = 0; i < n; ++i) {
+        if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0) {
+            forced = false;
+            setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+        }
+        if (setsockopt(fds[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0)
+            setsockopt(fds[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    }
+    return forced;
+}
+
+} // namespace
+
+void apply_stack_sysctls(const Settings& s) {
+    // CMT: the global switch must be on before the per-socket option is accepted.
+    usrsctp_sysctl_set_sctp_cmt_on_off(static_cast<uint32_t>(s.cmt));
+    usrsctp_sysctl_set_sctp_cmt_use_dac(s.cmt != CmtMode::off ? 1 : 0);
+    usrsctp_sysctl_set_sctp_path_pf_threshold(s.pf_threshold);
+    usrsctp_sysctl_set_sctp_rto_min_default(s.rto_min_ms);
+    usrsctp_sysctl_set_sctp_rto_max_default(s.rto_max_ms);
+    usrsctp_sysctl_set_sctp_rto_initial_default(s.rto_initial_ms);
+    usrsctp_sysctl_set_sctp_init_rto_max_default(s.rto_max_ms);
+    usrsctp_sysctl_set_sctp_heartbeat_interval_default(s.heartbeat_ms);
+    usrsctp_sysctl_set_sctp_path_rtx_max_default(s.path_max_retrans);
+    usrsctp_sysctl_set_sctp_assoc_rtx_max_default(s.assoc_max_retrans);
+    usrsctp_sysctl_set_sctp_init_rtx_max_default(s.init_max_attempts);
+    usrsctp_sysctl_set_sctp_sendspace(s.sndbuf);
+    usrsctp_sysctl_set_sctp_recvspace(s.rcvbuf);
+    usrsctp_sysctl_set_sctp_max_chunks_on_queue(s.max_chunks_on_queue);
+    usrsctp_sysctl_set_sctp_nr_outgoing_streams_default(s.streams);
+    if (s.sack_delay_ms > 0)
+        usrsctp_sysctl_set_sctp_delayed_sack_time_default(s.sack_delay_ms);
+    // Packets of other processes' stacks are not ours: drop them silently instead of ABORTing.
+    usrsctp_sysctl_set_sctp_blackhole(2);
+    usrsctp_sysctl_set_sctp_ecn_enable(0);
+}
+
+StackInfo start_stack(const Settings& s) {
+    std::lock_guard<std::mutex> lock(g_stack_mutex);
+    if (g_started)
+        return g_info;
+    const uint16_t port = s.udp_port ? s.udp_port : probe_free_udp_port();
+    usrsctp_init(port, nullptr, nullptr);
+    g_started = true;
+    apply_stack_sysctls(s);
+
+    // A failed bind inside usrsctp_init is silent: verify that its IPv4 socket holds the port.
+    int fds[4];
+    int n = find_udp_sockets(port, fds, 4);
+    bool have_v4 = false;
+    for (int i = 0; i < n; ++i) {
+        sockaddr_storage ss{};
+        socklen_t l = sizeof ss;
+        getsockname(fds[i], reinterpret_cast<sockaddr*>(&ss), &l);
+        have_v4 |= ss.ss_family == AF_INET;
+    }
+    if (!have_v4)
+        throw Error("usrsctp could not bind UDP port " + std::to_string(port) +
+                    " (in use by another process?" +
+                    std::string(s.udp_port ? " it was set by udp_port / MPIR_CVAR_CH3_SCTP_UDP_PORT" :
+                                             " it was free a moment before") +
+                    "); choose another port or leave udp_port at 0");
+    g_info.udp_port = port;
+    g_info.udp_buffers_forced = enlarge_udp_buffers(fds, n, s.udp_buffer);
+    return g_info;
+}
+
+} // namespace sctpm

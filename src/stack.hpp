@@ -1,1 +1,23 @@
+// The process's usrsctp stack: one per process, initialised once (usrsctp cannot be restarted).
+// Chooses a UDP encapsulation port that cannot collide (probe, then verify), applies the global
+// tuning of the settings and enlarges the library's own UDP socket buffers.
 #pragma once
+#include <cstdint>
+
+#include "settings.hpp"
+
+namespace sctpm {
+
+struct StackInfo {
+    uint16_t udp_port = 0;      // UDP encapsulation port of this process (also its SCTP port)
+    bool udp_buffers_forced = false; // SO_RCVBUFFORCE worked (else capped by net.core.rmem_max)
+};
+
+// Initialise usrsctp (first call) and return the port; later calls return the same info and
+// ignore the settings. Throws Error if no port could be bound, naming the port and the reason.
+StackInfo start_stack(const Settings& s);
+
+// Re-apply the global sysctls that depend on settings (used by start_stack; exposed for tests).
+void apply_stack_sysctls(const Settings& s);
+
+} // namespace sctpm

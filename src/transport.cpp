@@ -1,1 +1,220 @@
-// placeholder
+#include "transport.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <netdb.h>
+#include <thread>
+#include <unistd.h>
+
+#include "error.hpp"
+#include "multihome.hpp"
+
+namespace sctpm {
+namespace {
+
+void upcall(struct socket*, void* arg, int) { static_cast<Progress*>(arg)->signal(); }
+
+std::vector<std::string> resolve(const std::string& name) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* res = nullptr;
+    if (getaddrinfo(name.c_str(), nullptr, &hints, &res) != 0)
+        return {};
+    std::vector<std::string> out;
+    for (addrinfo* a = res; a; a = a->ai_next) {
+        std::string t = address_text(a->ai_addr);
+        if (std::find(out.begin(), out.end(), t) == out.end())
+            out.push_back(t);
+    }
+    freeaddrinfo(res);
+    return out;
+}
+
+std::string local_hostname() {
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+} // namespace
+
+std::vector<std::string> choose_bind_addresses(const Settings& s, const std::string& hostname) {
+    const std::string host = hostname.empty() ? local_hostname() : hostname;
+    if (!s.interface_hostname.empty()) {
+        auto addrs = resolve(s.interface_hostname);
+        if (addrs.empty())
+            throw Error("interface hostname '" + s.interface_hostname + "' does not resolve to an address");
+        return addrs;
+    }
+    if (!s.multihome_file.empty())
+        return load_multihome(s.multihome_file).addresses_for(host);
+    if (s.bind_all)
+        return {};
+    // Default: the host name's addresses that exist here, else loopback (single-host runs).
+    const auto local = interface_addresses();
+    std::vector<std::string> chosen;
+    for (const auto& a : resolve(host))
+        if (std::find(local.begin(), local.end(), a) != local.end() && a.rfind("127.", 0) != 0 && a != "::1")
+            chosen.push_back(a);
+    if (chosen.empty())
+        chosen.push_back("127.0.0.1");
+    return chosen;
+}
+
+Transport::Transport(const Settings& s, const std::string& hostname, std::string hello,
+                     const sctpm_callbacks& cb)
+    : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)) {
+    if (hello_.size() + SCTPM_CARD_MAX + 2 > kMaxHelloBytes)
+        throw Error("hello blob of " + std::to_string(hello_.size()) + " bytes is too large");
+    limits_.max_fragment = s_.fragment_size;
+    limits_.max_message = s_.max_message;
+    std::vector<std::string> addrs = choose_bind_addresses(s_, hostname);
+    stack_ = start_stack(s_);
+    ep_ = std::make_unique<Endpoint>(s_, stack_.udp_port, addrs);
+    Card c;
+    c.udp_port = stack_.udp_port;
+    c.sctp_port = stack_.udp_port;
+    c.addresses = ep_->local_addresses();
+    card_ = format_card(c);
+    rxbuf_.resize(kFrameHeaderSize + std::max<size_t>(s_.head_bytes, kMaxHelloBytes));
+    txbuf_.resize(kFrameHeaderSize + s_.fragment_size);
+    progress_.add_stage("read", [this] { return read_stage(); });
+    progress_.add_stage("write", [this] { return write_stage(); });
+    ep_->set_upcall(upcall, &progress_);
+}
+
+Transport::~Transport() = default;
+
+sctpm_peer Transport::add_peer(const std::string& card_text) {
+    Card c = parse_card(card_text);
+    return peers_.add(c, s_.streams).id;
+}
+
+bool Transport::peer_failed(sctpm_peer id) const {
+    const Peer* p = peers_.get(id);
+    return !p || p->state == Peer::State::failed;
+}
+
+void Transport::remove_peer(sctpm_peer id) {
+    Peer* p = peers_.get(id);
+    if (p && p->state != Peer::State::failed)
+        fail_peer(*p, SCTPM_EV_ASSOC_LOST, ECONNABORTED, "peer " + std::to_string(id) + " was removed");
+}
+
+void Transport::emit(sctpm_event& ev) {
+    if (s_.log_paths && ev.type == SCTPM_EV_PATH_CHANGE)
+        std::fprintf(stderr, "[sctpm %d] %s\n", getpid(), ev.detail);
+    if (cb_.on_event)
+        cb_.on_event(cb_.ctx, &ev);
+}
+
+void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::string& why) {
+    if (p.state == Peer::State::failed)
+        return;
+    p.state = Peer::State::failed;
+    p.failure = why;
+    for (auto& q : p.tx_queues) {
+        for (auto& m : q)
+            if (m.notify)
+                completions_.emplace_back(m.cookie, -ECONNRESET);
+        q.clear();
+    }
+    p.queued = 0;
+    p.rx.clear();
+    for (auto& w : p.order)
+        w = ReorderWindow<std::shared_ptr<RxMessage>>();
+    if (cont_.peer == &p && cont_.mode != ContMode::none)
+        cont_.mode = ContMode::discard; // the rest of the message in the socket is dropped
+    if (p.assoc) {
+        if (type == SCTPM_EV_PROTOCOL_ERROR || type == SCTPM_EV_ASSOC_LOST) {
+            if (cont_.mode != ContMode::none && cont_.assoc == p.assoc)
+                deferred_abort_ = p.assoc; // drain the half-read message first
+            else
+                ep_->abort(p.assoc);
+        }
+        peers_.forget_assoc(p.assoc);
+    }
+    sctpm_event ev{};
+    ev.type = type;
+    ev.peer = p.id;
+    ev.assoc_id = p.assoc;
+    ev.error = error;
+    std::snprintf(ev.detail, sizeof ev.detail, "%s", why.c_str());
+    emit(ev);
+}
+
+void Transport::add_stage(const std::string& name, int (*fn)(void*), void* arg) {
+    progress_.add_stage(name, [fn, arg] { return fn(arg); });
+}
+
+int Transport::progress(int64_t timeout_us) {
+    constexpr uint32_t kRetryBlockedSendsUs = 200; // one-to-many sockets never signal writability
+    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return sends_pending(); }, kRetryBlockedSendsUs);
+    return work;
+}
+
+void Transport::shutdown(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    auto left_us = [&] {
+        return std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()).count();
+    };
+    while (sends_pending() && left_us() > 0)
+        progress(std::min<int64_t>(left_us(), 10000));
+    // Graceful SHUTDOWN delivers whatever the stack still holds before the association ends.
+    int open = 0;
+    for (size_t i = 0; i < peers_.size(); ++i) {
+        Peer* p = peers_.get(static_cast<sctpm_peer>(i));
+        if (p->assoc && p->state != Peer::State::failed) {
+            ep_->shutdown_assoc(p->assoc);
+            ++open;
+        }
+    }
+    while (open > 0 && left_us() > 0) {
+        progress(std::min<int64_t>(left_us(), 10000));
+        open = 0;
+        for (size_t i = 0; i < peers_.size(); ++i) {
+            Peer* p = peers_.get(static_cast<sctpm_peer>(i));
+            open += p->assoc && p->state != Peer::State::failed;
+        }
+    }
+}
+
+int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {
+    Peer* p = peers_.get(id);
+    if (!p || !p->assoc)
+        return -1;
+    auto paths = ep_->paths(p->assoc);
+    int n = 0;
+    for (const auto& ps : paths) {
+        if (n >= max)
+            break;
+        sctpm_path_info& o = out[n++];
+        o = sctpm_path_info{};
+        std::snprintf(o.address, sizeof o.address, "%s", ps.address.c_str());
+        o.state = ps.state == 0x0001 ? SCTPM_PATH_ACTIVE
+                  : ps.state == 0x0200 ? SCTPM_PATH_CONFIRMED
+                  : ps.state == 0x0002 ? SCTPM_PATH_UNREACHABLE
+                                       : SCTPM_PATH_POTENTIALLY_FAILED;
+        o.srtt_us = ps.srtt * 1000; // usrsctp reports ms
+        o.rto_ms = ps.rto;
+        o.cwnd = ps.cwnd;
+        o.mtu = ps.mtu;
+        for (const auto& pc : p->paths)
+            if (address_text(reinterpret_cast<const sockaddr*>(&pc.address)) == ps.address)
+                o.rx_bytes = pc.rx_bytes;
+    }
+    return n;
+}
+
+bool Transport::peer_stats(sctpm_peer id, sctpm_peer_stats* out) const {
+    const Peer* p = peers_.get(id);
+    if (!p)
+        return false;
+    *out = p->stats;
+    return true;
+}
+
+} // namespace sctpm

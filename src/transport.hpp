@@ -1,1 +1,107 @@
+// The transport: one endpoint, the peer table, the send queues and the receive path, driven by
+// the progress pipeline (read, write; more stages can be added). Not thread-safe except wakeup():
+// the owner serialises calls (MPICH's CH3 does, under its global lock).
 #pragma once
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "endpoint.hpp"
+#include "peer_table.hpp"
+#include "progress.hpp"
+#include "sctpmpi.h"
+#include "settings.hpp"
+#include "stack.hpp"
+#include "stream_map.hpp"
+
+namespace sctpm {
+
+class Transport {
+public:
+    Transport(const Settings& s, const std::string& hostname, std::string hello, const sctpm_callbacks& cb);
+    ~Transport();
+
+    const std::string& card() const { return card_; }
+    const Settings& settings() const { return s_; }
+    sctpm_peer add_peer(const std::string& card_text);
+    bool peer_failed(sctpm_peer id) const;
+    void remove_peer(sctpm_peer id);
+
+    int send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie);
+    void set_stream_hook(StreamHook hook, void* arg) { map_.set_hook(hook, arg); }
+
+    int progress(int64_t timeout_us);
+    void wakeup() { progress_.wake(); }
+    void add_stage(const std::string& name, int (*fn)(void*), void* arg);
+    bool sends_pending() const { return !tx_ready_.empty(); }
+
+    // Flush queued sends and shut every association down gracefully, bounded by timeout_ms.
+    void shutdown(int timeout_ms);
+
+    int peer_paths(sctpm_peer id, sctpm_path_info* out, int max);
+    bool peer_stats(sctpm_peer id, sctpm_peer_stats* out) const;
+
+private:
+    // ---- receive path (transport_rx.cpp)
+    enum class ContMode { none, place, buffer, raw, discard };
+    struct Continuation {
+        ContMode mode = ContMode::none;
+        AssocId assoc = 0;
+        uint16_t stream = 0;
+        uint64_t remaining = 0;   // bytes of the current SCTP message still in the socket
+        bool last_fragment = false;
+        Peer* peer = nullptr;
+        std::shared_ptr<RxMessage> msg;
+        std::string* raw = nullptr;
+    };
+    int read_stage();
+    bool read_one();
+    bool continue_message();
+    void start_data(const RecvResult& r);
+    void handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const FrameHeader& h,
+                         const uint8_t* avail, size_t avail_len, uint64_t remaining);
+    void handle_hello(AssocId assoc, const FrameHeader& h, const uint8_t* payload, size_t len);
+    void replay_pending(Peer& p, AssocId assoc);
+    void deliver_in_order(Peer& p, uint16_t domain);
+    void deliver(Peer& p, RxMessage& m, const uint8_t* head, size_t head_len);
+    bool place_bytes(Peer& p, RxMessage& m, const uint8_t* data, size_t len);
+    bool next_dest(Peer& p, RxMessage& m);
+    void finish_fragment();
+    void count_path(Peer& p, const sockaddr_storage& from, size_t n);
+    void protocol_error(AssocId assoc, const std::string& why);
+    void handle_notification(const uint8_t* data, size_t len);
+
+    // ---- send path (transport_tx.cpp)
+    int write_stage();
+    bool pump(Peer& p, uint16_t stream);
+    void connect_peer(Peer& p);
+    void queue_hello(Peer& p);
+    void flush_completions();
+
+    void fail_peer(Peer& p, sctpm_event_type type, int error, const std::string& why);
+    void emit(sctpm_event& ev);
+
+    Settings s_;
+    StackInfo stack_;
+    std::unique_ptr<Endpoint> ep_;
+    PeerTable peers_;
+    StreamMap map_;
+    Progress progress_;
+    sctpm_callbacks cb_;
+    std::string hello_, card_;
+    FrameLimits limits_;
+    std::vector<uint8_t> rxbuf_, txbuf_;
+    Continuation cont_;
+    std::vector<sctpm_peer> tx_ready_;
+    std::deque<std::pair<void*, int>> completions_;
+    bool in_callbacks_ = false;
+    uint64_t read_activity_ = ~0ull;
+    AssocId deferred_abort_ = 0; // abort once the half-read message of this association is drained
+};
+
+// Addresses to bind for this process, from the settings (interface hostname, multihome file,
+// bind-all, or the host name's local addresses). Empty = wildcard. Throws Error.
+std::vector<std::string> choose_bind_addresses(const Settings& s, const std::string& hostname);
+
+} // namespace sctpm

@@ -1,1 +1,543 @@
-// placeholder
+// Receive path: read a fragment's header first, then place its payload straight into the
+// destination the caller names (or hold it while an earlier message of its domain is missing).
+// With SCTP_FRAGMENT_INTERLEAVE 0 the rest of a partially read SCTP message comes next, so a
+// read can stop mid-message (`cont_`) and resume on the next progress call.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <usrsctp.h>
+
+#include "error.hpp"
+#include "transport.hpp"
+
+namespace sctpm {
+namespace {
+
+constexpr uint64_t kUntilEor = ~0ull;
+constexpr uint16_t kMaxDomains = 1024;
+
+uint64_t rx_key(AssocId assoc, uint16_t stream) { return (uint64_t(assoc) << 16) | stream; }
+
+bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
+    if (a.ss_family != b.ss_family)
+        return false;
+    if (a.ss_family == AF_INET)
+        return reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr ==
+               reinterpret_cast<const sockaddr_in&>(b).sin_addr.s_addr;
+    if (a.ss_family == AF_INET6)
+        return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(a).sin6_addr,
+                           &reinterpret_cast<const sockaddr_in6&>(b).sin6_addr, 16) == 0;
+    return false;
+}
+
+} // namespace
+
+int Transport::read_stage() {
+    // Skip the stack's locks when the upcall reported nothing since the last drain; every 64th
+    // call drains anyway in case a wakeup was ever missed.
+    static thread_local unsigned calls = 0;
+    const uint64_t activity = progress_.activity();
+    if (activity == read_activity_ && cont_.mode == ContMode::none && (++calls & 63) != 0)
+        return 0;
+    int work = 0;
+    while (read_one())
+        ++work;
+    read_activity_ = activity;
+    return work;
+}
+
+bool Transport::read_one() {
+    if (cont_.mode != ContMode::none)
+        return continue_message();
+    RecvResult r = ep_->recv(rxbuf_.data(), rxbuf_.size());
+    if (r.n == -EWOULDBLOCK || r.n < 0)
+        return false;
+    if (r.notification) {
+        // Notifications are small, but SEND_FAILED carries the undelivered data: keep the head.
+        size_t kept = static_cast<size_t>(r.n);
+        std::vector<uint8_t> note(rxbuf_.begin(), rxbuf_.begin() + kept);
+        while (!r.eor) {
+            r = ep_->recv(rxbuf_.data(), rxbuf_.size());
+            if (r.n <= 0)
+                break;
+        }
+        handle_notification(note.data(), note.size());
+        return true;
+    }
+    start_data(r);
+    return true;
+}
+
+void Transport::start_data(const RecvResult& r) {
+    size_t n = static_cast<size_t>(r.n);
+    std::string why;
+    std::optional<FrameHeader> h;
+    if (n < kFrameHeaderSize)
+        why = "truncated frame: " + std::to_string(n) + " bytes, a header has " + std::to_string(kFrameHeaderSize);
+    else
+        h = decode_frame_header(rxbuf_.data(), n, limits_, &why);
+    const size_t avail = h ? n - kFrameHeaderSize : 0;
+    if (h && (avail > h->frag_len || (r.eor && avail != h->frag_len)))
+        why = "frame length mismatch: header says " + std::to_string(h->frag_len) + " payload bytes, the SCTP message has " +
+              (r.eor ? std::to_string(avail) : "more than " + std::to_string(avail));
+    cont_ = Continuation{};
+    cont_.assoc = r.assoc;
+    cont_.stream = r.stream;
+    if (!why.empty()) {
+        if (!r.eor) {
+            cont_.mode = ContMode::discard;
+            cont_.remaining = kUntilEor;
+        }
+        protocol_error(r.assoc, why);
+        return;
+    }
+    const uint64_t remaining = h->frag_len - avail;
+    AssocEntry& a = peers_.assoc(r.assoc);
+    Peer* p = peers_.get(a.peer);
+    if (h->kind == FrameKind::hello) {
+        handle_hello(r.assoc, *h, rxbuf_.data() + kFrameHeaderSize, avail);
+        return; // a hello always fits in rxbuf_ (its size includes kMaxHelloBytes)
+    }
+    if (!p) { // anonymous association: keep the whole message until the hello names the peer
+        a.pending.emplace_back(r.stream, std::string(reinterpret_cast<char*>(rxbuf_.data()), n));
+        if (remaining) {
+            cont_.mode = ContMode::raw;
+            cont_.remaining = remaining;
+            cont_.raw = &a.pending.back().second;
+        }
+        return;
+    }
+    if (p->state == Peer::State::failed) {
+        if (remaining) {
+            cont_.mode = ContMode::discard;
+            cont_.remaining = remaining;
+        }
+        return;
+    }
+    count_path(*p, r.from, n);
+    cont_.peer = p;
+    handle_fragment(*p, r.assoc, r.stream, *h, rxbuf_.data() + kFrameHeaderSize, avail, remaining);
+}
+
+void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const FrameHeader& h,
+                                const uint8_t* avail, size_t avail_len, uint64_t remaining) {
+    StreamRx& sr = p.rx[rx_key(assoc, stream)];
+    std::string why = sr.sequencer.accept(h);
+    if (!why.empty()) {
+        if (remaining) {
+            cont_.mode = ContMode::discard;
+            cont_.remaining = remaining;
+        }
+        protocol_error(assoc, why + " (stream " + std::to_string(stream) + ")");
+        return;
+    }
+    std::shared_ptr<RxMessage> m;
+    bool release_held = false;
+    if (h.first()) {
+        if (h.domain >= kMaxDomains) {
+            protocol_error(assoc, "frame: domain " + std::to_string(h.domain) + " out of range");
+            return;
+        }
+        if (h.domain >= p.order.size())
+            p.order.resize(h.domain + 1);
+        auto& w = p.order[h.domain];
+        m = std::make_shared<RxMessage>();
+        m->total = h.total;
+        if (!w.is_next(h.seq)) {
+            try {
+                w.hold(h.seq, m);
+            } catch (const Error& e) {
+                protocol_error(assoc, e.what());
+                return;
+            }
+            ++p.stats.reordered;
+        }
+        if (!h.last())
+            sr.current = m;
+        m->received = avail_len;
+        if (w.is_next(h.seq)) {
+            w.advance();
+            deliver(p, *m, avail, avail_len);
+            release_held = true;
+        } else {
+            m->buffered.assign(reinterpret_cast<const char*>(avail), avail_len);
+        }
+    } else {
+        m = sr.current;
+        if (h.last())
+            sr.current.reset();
+        m->received += avail_len;
+        if (m->delivered)
+            place_bytes(p, *m, avail, avail_len);
+        else
+            m->buffered.append(reinterpret_cast<const char*>(avail), avail_len);
+    }
+    if (remaining && p.state != Peer::State::failed) {
+        cont_.mode = m->delivered ? ContMode::place : ContMode::buffer;
+        cont_.remaining = remaining;
+        cont_.msg = m;
+    }
+    if (release_held && p.state != Peer::State::failed)
+        deliver_in_order(p, h.domain);
+}
+
+void Transport::deliver_in_order(Peer& p, uint16_t domain) {
+    auto& w = p.order[domain];
+    while (p.state != Peer::State::failed) {
+        auto held = w.take_next();
+        if (!held)
+            break;
+        w.advance();
+        std::string bytes = std::move((*held)->buffered);
+        (*held)->buffered.clear();
+        deliver(p, **held, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+        if (cont_.msg == *held && cont_.mode == ContMode::buffer)
+            cont_.mode = ContMode::place; // its fragment still streaming in goes straight to the caller
+    }
+}
+
+void Transport::deliver(Peer& p, RxMessage& m, const uint8_t* head, size_t head_len) {
+    m.delivered = true;
+    ++p.stats.rx_messages;
+    p.stats.rx_bytes += m.total;
+    void* handle = nullptr;
+    size_t used = cb_.on_message ? cb_.on_message(cb_.ctx, p.id, m.total, head, head_len, &handle) : head_len;
+    if (used > head_len)
+        used = head_len;
+    m.handle = handle;
+    m.placed = used;
+    if (m.placed < m.total && !handle) {
+        fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, EPROTO,
+                  "peer " + std::to_string(p.id) + ": the receiver took " + std::to_string(used) + " of a " +
+                      std::to_string(m.total) + "-byte message and named no destination for the rest");
+        return;
+    }
+    if (used < head_len)
+        place_bytes(p, m, head + used, head_len - used);
+}
+
+bool Transport::next_dest(Peer& p, RxMessage& m) {
+    while (m.dest_index < m.dest_count && m.dest[m.dest_index].iov_len == 0)
+        ++m.dest_index;
+    if (m.dest_index < m.dest_count)
+        return true;
+    int n = cb_.on_dest ? cb_.on_dest(cb_.ctx, m.handle, m.dest, 16) : 0;
+    size_t room = 0;
+    for (int i = 0; i < n && i < 16; ++i)
+        room += m.dest[i].iov_len;
+    if (n <= 0 || room == 0) {
+        fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, EMSGSIZE,
+                  "peer " + std::to_string(p.id) + ": no room for the remaining " + std::to_string(m.total - m.placed) +
+                      " bytes of a " + std::to_string(m.total) + "-byte message");
+        return false;
+    }
+    m.dest_count = std::min(n, 16);
+    m.dest_index = 0;
+    m.dest_offset = 0;
+    m.dest_filled = 0;
+    while (m.dest[m.dest_index].iov_len == 0)
+        ++m.dest_index;
+    return true;
+}
+
+// Account k bytes written at the cursor; hand full iov batches (and the end) to the caller.
+static void advance_cursor(RxMessage& m, size_t k, const sctpm_callbacks& cb) {
+    m.dest_offset += k;
+    m.dest_filled += k;
+    m.placed += k;
+    if (m.dest_offset == m.dest[m.dest_index].iov_len) {
+        ++m.dest_index;
+        m.dest_offset = 0;
+    }
+    const bool last = m.placed == m.total;
+    if (m.dest_index == m.dest_count || last) {
+        size_t filled = m.dest_filled;
+        m.dest_count = m.dest_index = 0;
+        m.dest_filled = 0;
+        if (cb.on_placed)
+            cb.on_placed(cb.ctx, m.handle, filled, last);
+    }
+}
+
+bool Transport::place_bytes(Peer& p, RxMessage& m, const uint8_t* data, size_t len) {
+    while (len > 0 && p.state != Peer::State::failed) {
+        if (m.placed + len > m.total) {
+            fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, EPROTO, "peer " + std::to_string(p.id) + ": message longer than announced");
+            return false;
+        }
+        if (!next_dest(p, m))
+            return false;
+        iovec& v = m.dest[m.dest_index];
+        size_t k = std::min(len, v.iov_len - m.dest_offset);
+        std::memcpy(static_cast<uint8_t*>(v.iov_base) + m.dest_offset, data, k);
+        data += k;
+        len -= k;
+        advance_cursor(m, k, cb_);
+    }
+    return p.state != Peer::State::failed;
+}
+
+// Read the rest of the current SCTP message according to cont_.mode. Returns false when the
+// socket has nothing more for now (the message stays half-read until the next call).
+bool Transport::continue_message() {
+    while (cont_.mode != ContMode::none && cont_.remaining > 0) {
+        uint8_t* dst = rxbuf_.data();
+        size_t want = static_cast<size_t>(std::min<uint64_t>(cont_.remaining, rxbuf_.size()));
+        RxMessage* m = cont_.msg.get();
+        if (cont_.mode == ContMode::place) {
+            if (!next_dest(*cont_.peer, *m)) {
+                cont_.mode = ContMode::discard;
+                continue;
+            }
+            iovec& v = m->dest[m->dest_index];
+            dst = static_cast<uint8_t*>(v.iov_base) + m->dest_offset;
+            want = static_cast<size_t>(std::min<uint64_t>(cont_.remaining, v.iov_len - m->dest_offset));
+        }
+        RecvResult r = ep_->recv(dst, want);
+        if (r.n == -EWOULDBLOCK)
+            return false;
+        if (r.n <= 0 || r.notification || r.assoc != cont_.assoc) {
+            // Cannot happen with fragment interleave 0; if it does, the stream is unusable.
+            std::fprintf(stderr, "sctpm: internal error: read of a continued message returned %ld bytes from assoc %u (expected %u)\n",
+                         r.n, r.assoc, cont_.assoc);
+            cont_.mode = ContMode::none;
+            return false;
+        }
+        const size_t n = static_cast<size_t>(r.n);
+        if (cont_.remaining != kUntilEor)
+            cont_.remaining -= n;
+        const bool early_end = r.eor && cont_.remaining > 0 && cont_.remaining != kUntilEor;
+        const bool too_long = !r.eor && cont_.remaining == 0;
+        if (cont_.peer && cont_.mode != ContMode::discard)
+            count_path(*cont_.peer, r.from, n);
+        switch (cont_.mode) {
+        case ContMode::place:
+            m->received += n;
+            advance_cursor(*m, n, cb_);
+            break;
+        case ContMode::buffer:
+            m->received += n;
+            m->buffered.append(reinterpret_cast<char*>(dst), n);
+            break;
+        case ContMode::raw:
+            cont_.raw->append(reinterpret_cast<char*>(dst), n);
+            break;
+        default:
+            break;
+        }
+        if (r.eor && cont_.remaining == kUntilEor)
+            cont_.remaining = 0;
+        if (early_end || too_long) {
+            const AssocId assoc = cont_.assoc;
+            if (too_long) {
+                cont_.mode = ContMode::discard;
+                cont_.remaining = kUntilEor;
+            } else {
+                cont_.remaining = 0;
+            }
+            protocol_error(assoc, early_end ? "truncated frame: the SCTP message ended before its payload did"
+                                            : "frame longer than its header says");
+        }
+    }
+    finish_fragment();
+    return true;
+}
+
+void Transport::finish_fragment() {
+    const AssocId abort_assoc = deferred_abort_;
+    cont_ = Continuation{};
+    if (abort_assoc) {
+        deferred_abort_ = 0;
+        ep_->abort(abort_assoc);
+    }
+}
+
+void Transport::count_path(Peer& p, const sockaddr_storage& from, size_t n) {
+    for (auto& pc : p.paths)
+        if (same_address(pc.address, from)) {
+            pc.rx_bytes += n;
+            return;
+        }
+    p.paths.push_back({from, n});
+}
+
+void Transport::protocol_error(AssocId assoc, const std::string& why) {
+    Peer* p = peers_.peer_of(assoc);
+    if (p) {
+        fail_peer(*p, SCTPM_EV_PROTOCOL_ERROR, EPROTO, "peer " + std::to_string(p->id) + " (association " +
+                                                           std::to_string(assoc) + "): " + why);
+        return;
+    }
+    if (cont_.mode != ContMode::none && cont_.assoc == assoc)
+        deferred_abort_ = assoc;
+    else
+        ep_->abort(assoc);
+    peers_.forget_assoc(assoc);
+    sctpm_event ev{};
+    ev.type = SCTPM_EV_PROTOCOL_ERROR;
+    ev.peer = -1;
+    ev.assoc_id = assoc;
+    ev.error = EPROTO;
+    std::snprintf(ev.detail, sizeof ev.detail, "unidentified association %u: %s", assoc, why.c_str());
+    emit(ev);
+}
+
+void Transport::handle_hello(AssocId assoc, const FrameHeader&, const uint8_t* payload, size_t len) {
+    AssocEntry& a = peers_.assoc(assoc);
+    if (a.peer >= 0)
+        return; // we opened this association, so we know who is there
+    const size_t blob_len = len >= 2 ? (size_t(payload[0]) << 8 | payload[1]) : 0;
+    if (len < 2 || 2 + blob_len > len) {
+        protocol_error(assoc, "malformed hello of " + std::to_string(len) + " bytes");
+        return;
+    }
+    std::string card(reinterpret_cast<const char*>(payload + 2 + blob_len), len - 2 - blob_len);
+    sctpm_peer id = cb_.on_hello ? cb_.on_hello(cb_.ctx, payload + 2, blob_len, card.c_str()) : -1;
+    Peer* p = peers_.get(id);
+    if (!p) {
+        protocol_error(assoc, "the peer's hello was rejected (unknown identity, card '" + card + "')");
+        return;
+    }
+    if (p->state == Peer::State::failed)
+        return;
+    peers_.assoc(assoc).peer = id;
+    if (p->state == Peer::State::idle) {
+        // Reply on the peer's association: it knows who we are, no hello needed.
+        p->assoc = assoc;
+        p->state = Peer::State::up;
+        p->hello_sent = true;
+    }
+    replay_pending(*p, assoc);
+}
+
+void Transport::replay_pending(Peer& p, AssocId assoc) {
+    AssocEntry* a = peers_.find_assoc(assoc);
+    if (!a)
+        return;
+    auto pending = std::move(a->pending);
+    a->pending.clear();
+    for (auto& [stream, raw] : pending) {
+        std::string why;
+        auto h = decode_frame_header(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), limits_, &why);
+        if (!h || raw.size() != kFrameHeaderSize + h->frag_len) {
+            protocol_error(assoc, why.empty() ? "frame length mismatch in a held message" : why);
+            return;
+        }
+        handle_fragment(p, assoc, stream, *h, reinterpret_cast<const uint8_t*>(raw.data()) + kFrameHeaderSize,
+                        h->frag_len, 0);
+        if (p.state == Peer::State::failed)
+            return;
+    }
+}
+
+void Transport::handle_notification(const uint8_t* data, size_t len) {
+    const auto* n = reinterpret_cast<const sctp_notification*>(data);
+    if (len < sizeof n->sn_header)
+        return;
+    sctpm_event ev{};
+    switch (n->sn_header.sn_type) {
+    case SCTP_ASSOC_CHANGE: {
+        const sctp_assoc_change& c = n->sn_assoc_change;
+        const AssocId id = c.sac_assoc_id;
+        Peer* p = peers_.peer_of(id);
+        const std::string who = p ? "peer " + std::to_string(p->id) : "association " + std::to_string(id);
+        switch (c.sac_state) {
+        case SCTP_COMM_UP:
+            ep_->tune_association(id);
+            peers_.assoc(id);
+            if (p) {
+                if (p->state == Peer::State::connecting)
+                    p->state = Peer::State::up;
+                ev.type = SCTPM_EV_ASSOC_UP;
+                ev.peer = p->id;
+                ev.assoc_id = id;
+                std::snprintf(ev.detail, sizeof ev.detail, "%s: association %u up", who.c_str(), id);
+                emit(ev);
+            }
+            break;
+        case SCTP_RESTART:
+            if (p)
+                fail_peer(*p, SCTPM_EV_ASSOC_LOST, ECONNRESET, who + " restarted its association: messages in flight may be lost");
+            break;
+        case SCTP_COMM_LOST:
+            if (p)
+                fail_peer(*p, SCTPM_EV_ASSOC_LOST, c.sac_error ? c.sac_error : ECONNRESET,
+                          who + ": association lost (peer aborted or stopped answering on every path)");
+            else
+                peers_.forget_assoc(id);
+            break;
+        case SCTP_CANT_STR_ASSOC:
+            if (p) {
+                std::string addrs;
+                for (const auto& a : p->card.addresses)
+                    addrs += (addrs.empty() ? "" : ",") + a;
+                fail_peer(*p, SCTPM_EV_CANT_START, EHOSTUNREACH,
+                          who + ": cannot start an association to [" + addrs + "] SCTP port " +
+                              std::to_string(p->card.sctp_port) + " UDP port " + std::to_string(p->card.udp_port) +
+                              " (no answer)");
+            } else {
+                peers_.forget_assoc(id);
+            }
+            break;
+        case SCTP_SHUTDOWN_COMP:
+            if (p && p->assoc == id && p->state != Peer::State::failed) {
+                p->assoc = 0;
+                p->state = Peer::State::idle;
+                p->hello_sent = false;
+                p->rx.clear();
+            }
+            peers_.forget_assoc(id);
+            ev.type = SCTPM_EV_SHUTDOWN;
+            ev.peer = p ? p->id : -1;
+            ev.assoc_id = id;
+            std::snprintf(ev.detail, sizeof ev.detail, "%s: association %u shut down", who.c_str(), id);
+            emit(ev);
+            break;
+        default:
+            break;
+        }
+        break;
+    }
+    case SCTP_PEER_ADDR_CHANGE: {
+        const sctp_paddr_change& c = n->sn_paddr_change;
+        Peer* p = peers_.peer_of(c.spc_assoc_id);
+        static const struct {
+            uint32_t sctp;
+            sctpm_path_state state;
+            const char* name;
+        } map[] = {{SCTP_ADDR_AVAILABLE, SCTPM_PATH_ACTIVE, "available"},
+                   {SCTP_ADDR_UNREACHABLE, SCTPM_PATH_UNREACHABLE, "unreachable"},
+                   {SCTP_ADDR_REMOVED, SCTPM_PATH_REMOVED, "removed"},
+                   {SCTP_ADDR_ADDED, SCTPM_PATH_ADDED, "added"},
+                   {SCTP_ADDR_MADE_PRIM, SCTPM_PATH_ACTIVE, "made primary"},
+                   {SCTP_ADDR_CONFIRMED, SCTPM_PATH_CONFIRMED, "confirmed"},
+                   {0x0007, SCTPM_PATH_POTENTIALLY_FAILED, "potentially failed"}};
+        ev.type = SCTPM_EV_PATH_CHANGE;
+        ev.peer = p ? p->id : -1;
+        ev.assoc_id = c.spc_assoc_id;
+        ev.error = static_cast<int>(c.spc_error);
+        const char* name = "unknown state";
+        for (const auto& m : map)
+            if (m.sctp == c.spc_state) {
+                ev.state = m.state;
+                name = m.name;
+            }
+        std::string addr = address_text(reinterpret_cast<const sockaddr*>(&c.spc_aaddr));
+        std::snprintf(ev.address, sizeof ev.address, "%s", addr.c_str());
+        std::snprintf(ev.detail, sizeof ev.detail, "peer %d path %s: %s", ev.peer, addr.c_str(), name);
+        emit(ev);
+        break;
+    }
+    case SCTP_SEND_FAILED_EVENT: {
+        const sctp_send_failed_event& f = n->sn_send_failed_event;
+        if (Peer* p = peers_.peer_of(f.ssfe_assoc_id))
+            fail_peer(*p, SCTPM_EV_SEND_FAILED, f.ssfe_error ? static_cast<int>(f.ssfe_error) : ECONNRESET,
+                      "peer " + std::to_string(p->id) + ": data could not be delivered (association failing)");
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+} // namespace sctpm

@@ -1,1 +1,178 @@
-// placeholder
+// Send path: fragmentation into SCTP messages, per-stream queues, lazy association setup.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "error.hpp"
+#include "transport.hpp"
+
+namespace sctpm {
+namespace {
+
+uint64_t iov_total(const std::vector<iovec>& iov) {
+    uint64_t t = 0;
+    for (const auto& v : iov)
+        t += v.iov_len;
+    return t;
+}
+
+// Copy `len` payload bytes starting at message offset `off` out of the iov.
+void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* out) {
+    size_t i = 0;
+    while (i < iov.size() && off >= iov[i].iov_len)
+        off -= iov[i++].iov_len;
+    while (len > 0 && i < iov.size()) {
+        size_t n = std::min<size_t>(len, iov[i].iov_len - off);
+        std::memcpy(out, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
+        out += n;
+        len -= n;
+        off = 0;
+        ++i;
+    }
+}
+
+} // namespace
+
+void Transport::queue_hello(Peer& p) {
+    // Payload: u16 length of the hello blob, the blob, then our card (the peer may not know it).
+    TxMessage m;
+    m.owned.resize(2);
+    m.owned[0] = static_cast<char>(hello_.size() >> 8);
+    m.owned[1] = static_cast<char>(hello_.size() & 0xff);
+    m.owned += hello_;
+    m.owned += card_;
+    m.iov.push_back({m.owned.data(), m.owned.size()});
+    m.header.kind = FrameKind::hello;
+    m.header.total = m.owned.size();
+    m.stream = 0;
+    p.tx_queues[0].push_front(std::move(m));
+    // The iov points into `owned`, which moved with the message: re-point it.
+    TxMessage& q = p.tx_queues[0].front();
+    q.iov[0].iov_base = q.owned.data();
+    ++p.queued;
+    p.hello_sent = true;
+}
+
+void Transport::connect_peer(Peer& p) {
+    try {
+        p.assoc = ep_->connect(p.card.addresses, p.card.sctp_port, p.card.udp_port);
+    } catch (const Error& e) {
+        fail_peer(p, SCTPM_EV_CANT_START, EHOSTUNREACH, "peer " + std::to_string(p.id) + ": " + e.what());
+        return;
+    }
+    peers_.assoc(p.assoc).peer = p.id;
+    p.state = Peer::State::connecting;
+    queue_hello(p);
+}
+
+int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie) {
+    Peer* p = peers_.get(id);
+    if (!p || iovcnt < 0 || (iovcnt > 0 && !iov))
+        return -EINVAL;
+    if (p->state == Peer::State::failed)
+        return -ECONNRESET;
+    Route r = map_.select(key);
+    if (r.stream >= s_.streams || r.domain >= s_.streams)
+        throw Error("stream map returned stream " + std::to_string(r.stream) + " domain " +
+                    std::to_string(r.domain) + " for " + std::to_string(s_.streams) + " streams");
+
+    TxMessage m;
+    m.iov.assign(iov, iov + iovcnt);
+    m.header.kind = FrameKind::data;
+    m.header.domain = r.domain;
+    m.header.seq = p->tx_seq[r.domain]++;
+    m.header.total = iov_total(m.iov);
+    m.stream = r.stream;
+    m.cookie = cookie;
+
+    if (p->state == Peer::State::idle) {
+        connect_peer(*p);
+        if (p->state == Peer::State::failed)
+            return -EHOSTUNREACH;
+    }
+    auto& q = p->tx_queues[r.stream];
+    q.push_back(std::move(m));
+    ++p->queued;
+    const bool sent_now = q.size() == 1 && pump(*p, r.stream);
+    if (p->state == Peer::State::failed) {
+        flush_completions();
+        return -ECONNRESET;
+    }
+    if (!sent_now)
+        q.back().notify = true; // still queued (pump only pops whole messages from the front)
+    if (p->queued && std::find(tx_ready_.begin(), tx_ready_.end(), id) == tx_ready_.end())
+        tx_ready_.push_back(id);
+    flush_completions();
+    return sent_now ? 0 : 1;
+}
+
+// Send fragments of the messages queued on one stream until the stack pushes back.
+// Returns true when the queue is empty.
+bool Transport::pump(Peer& p, uint16_t stream) {
+    auto& q = p.tx_queues[stream];
+    while (!q.empty()) {
+        TxMessage& m = q.front();
+        do {
+            const size_t len = static_cast<size_t>(std::min<uint64_t>(s_.fragment_size, m.header.total - m.sent));
+            FrameHeader h = m.header;
+            h.offset = m.sent;
+            h.frag_len = static_cast<uint32_t>(len);
+            h.flags = (m.sent == 0 ? kFrameFirst : 0) | (m.sent + len == m.header.total ? kFrameLast : 0);
+            encode_frame_header(h, txbuf_.data());
+            gather(m.iov, m.sent, len, txbuf_.data() + kFrameHeaderSize);
+            long n = ep_->send(p.assoc, m.stream, txbuf_.data(), kFrameHeaderSize + len);
+            if (n == -EWOULDBLOCK) {
+                ++p.stats.retries;
+                return false;
+            }
+            if (n < 0) {
+                fail_peer(p, SCTPM_EV_SEND_FAILED, static_cast<int>(-n),
+                          "send to peer " + std::to_string(p.id) + " failed: " + std::strerror(static_cast<int>(-n)));
+                return false;
+            }
+            m.sent += len;
+        } while (m.sent < m.header.total);
+        if (m.header.kind == FrameKind::data) {
+            p.stats.tx_bytes += m.header.total;
+            ++p.stats.tx_messages;
+        }
+        if (m.notify)
+            completions_.emplace_back(m.cookie, 0);
+        q.pop_front();
+        --p.queued;
+    }
+    return true;
+}
+
+int Transport::write_stage() {
+    int done = 0;
+    for (size_t i = 0; i < tx_ready_.size();) {
+        Peer* p = peers_.get(tx_ready_[i]);
+        if (p && p->state == Peer::State::idle && p->queued)
+            connect_peer(*p); // association ended gracefully while sends were queued
+        if (p && p->state != Peer::State::failed)
+            for (uint16_t s = 0; s < p->tx_queues.size(); ++s)
+                if (!p->tx_queues[s].empty())
+                    pump(*p, s);
+        if (!p || p->queued == 0) {
+            tx_ready_[i] = tx_ready_.back();
+            tx_ready_.pop_back();
+        } else {
+            ++i;
+        }
+    }
+    done += static_cast<int>(completions_.size());
+    flush_completions();
+    return done;
+}
+
+void Transport::flush_completions() {
+    while (!completions_.empty()) {
+        auto [cookie, status] = completions_.front();
+        completions_.pop_front();
+        if (cb_.on_sent)
+            cb_.on_sent(cb_.ctx, cookie, status);
+    }
+}
+
+} // namespace sctpm

@@ -1,1 +1,244 @@
+// Two-process test harness: usrsctp can be initialised once per process, so every test forks two
+// fresh children (a and b) that each open a transport, swap business cards through pipes and run
+// their role. The parent fails the test on a non-zero exit, a crash, or a hang (timeout).
 #pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <signal.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "sctpmpi.h"
+
+namespace pair_test {
+
+#define CHILD_CHECK(cond, ...)                                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            std::fprintf(stderr, "[pid %d] %s:%d: check failed: %s: ", getpid(), __FILE__, __LINE__, #cond); \
+            std::fprintf(stderr, __VA_ARGS__);                                                     \
+            std::fprintf(stderr, "\n");                                                            \
+            std::_Exit(1);                                                                         \
+        }                                                                                          \
+    } while (0)
+
+// A message whose bytes are a function of (id, size): the receiver can verify every byte.
+inline std::string make_message(uint32_t id, size_t size) {
+    std::string m(size, '\0');
+    uint32_t x = id * 2654435761u + 1;
+    for (size_t i = 0; i < size; ++i) {
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        m[i] = static_cast<char>(x);
+    }
+    if (size >= 4)
+        std::memcpy(m.data(), &id, 4);
+    return m;
+}
+inline uint32_t message_id(const std::string& m) {
+    uint32_t id = 0;
+    if (m.size() >= 4)
+        std::memcpy(&id, m.data(), 4);
+    return id;
+}
+inline bool message_ok(const std::string& m) { return m == make_message(message_id(m), m.size()); }
+
+// One side of a pair: its transport, the other side's peer id, and what arrived.
+struct Side {
+    sctpm_transport* t = nullptr;
+    sctpm_peer other = -1;
+    std::vector<std::string> messages; // complete messages, in delivery order
+    std::vector<sctpm_peer> senders;
+    std::vector<sctpm_event> events;
+    std::map<uintptr_t, int> sent;     // cookie -> status of queued sends
+    size_t head_limit = SIZE_MAX;      // consume at most this much of a head (exercises placement)
+    size_t piece = 100000;             // iov piece size handed out by on_dest
+    bool accept_hello = true;
+    size_t completed = 0;              // messages fully placed (messages[] is in delivery order)
+    bool failed_event() const {
+        for (const auto& e : events)
+            if (e.type == SCTPM_EV_ASSOC_LOST || e.type == SCTPM_EV_CANT_START || e.type == SCTPM_EV_PROTOCOL_ERROR ||
+                e.type == SCTPM_EV_SEND_FAILED)
+                return true;
+        return false;
+    }
+    // Progress until pred() or the deadline (seconds); returns pred().
+    bool progress_until(const std::function<bool()>& pred, double seconds = 30) {
+        auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        while (!pred() && std::chrono::steady_clock::now() < end)
+            sctpm_progress(t, 10000);
+        return pred();
+    }
+};
+
+// A message being placed: several can be in flight at once (their bodies interleave across
+// streams while their heads were delivered in order).
+struct Incoming {
+    Side* side;
+    size_t slot;
+    std::string buf;
+    size_t pos = 0, given = 0;
+};
+
+inline size_t cb_message(void* ctx, sctpm_peer peer, uint64_t total, const void* head, size_t head_len, void** msg) {
+    Side* s = static_cast<Side*>(ctx);
+    size_t take = std::min(head_len, s->head_limit);
+    s->messages.emplace_back();
+    s->senders.push_back(peer);
+    auto* in = new Incoming{s, s->messages.size() - 1, std::string(total, '\0')};
+    std::memcpy(in->buf.data(), head, take);
+    in->pos = in->given = take;
+    if (take == total) {
+        s->messages[in->slot] = std::move(in->buf);
+        ++s->completed;
+        delete in;
+        *msg = nullptr;
+    } else {
+        *msg = in;
+    }
+    return take;
+}
+
+inline int cb_dest(void*, void* msg, struct iovec* iov, int max) {
+    auto* in = static_cast<Incoming*>(msg);
+    int n = 0;
+    while (n < std::min(max, 3) && in->given < in->buf.size()) {
+        size_t len = std::min(in->side->piece, in->buf.size() - in->given);
+        iov[n].iov_base = in->buf.data() + in->given;
+        iov[n].iov_len = len;
+        in->given += len;
+        ++n;
+    }
+    return n;
+}
+
+inline void cb_placed(void*, void* msg, size_t filled, int last) {
+    auto* in = static_cast<Incoming*>(msg);
+    in->pos += filled;
+    if (last) {
+        CHILD_CHECK(in->pos == in->buf.size(), "placed %zu of %zu bytes at the end of a message", in->pos, in->buf.size());
+        in->side->messages[in->slot] = std::move(in->buf);
+        ++in->side->completed;
+        delete in;
+    }
+}
+
+inline void cb_sent(void* ctx, void* cookie, int status) {
+    static_cast<Side*>(ctx)->sent[reinterpret_cast<uintptr_t>(cookie)] = status;
+}
+
+inline void cb_event(void* ctx, const sctpm_event* ev) {
+    static_cast<Side*>(ctx)->events.push_back(*ev);
+    if (std::getenv("PAIR_TEST_VERBOSE"))
+        std::fprintf(stderr, "[pid %d] event %d: %s\n", getpid(), ev->type, ev->detail);
+}
+
+inline sctpm_peer cb_hello(void* ctx, const void*, size_t, const char* card) {
+    Side* s = static_cast<Side*>(ctx);
+    if (!s->accept_hello)
+        return -1;
+    if (s->other < 0)
+        s->other = sctpm_peer_add(s->t, card);
+    return s->other;
+}
+
+using Role = std::function<void(Side&)>;
+using Setup = std::function<void(sctpm_config*)>;
+
+inline void set(sctpm_config* cfg, const char* key, const char* value) {
+    char err[SCTPM_ERRLEN];
+    if (sctpm_config_set(cfg, key, value, err, sizeof err) != 0) {
+        std::fprintf(stderr, "config: %s\n", err);
+        std::_Exit(2);
+    }
+}
+
+// Child body: open, exchange cards over the pipes, run the role, close.
+inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool knows_peer) {
+    char err[SCTPM_ERRLEN];
+    sctpm_config* cfg = sctpm_config_from_env(err, sizeof err);
+    CHILD_CHECK(cfg, "%s", err);
+    if (setup)
+        setup(cfg);
+    static Side side;
+    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello};
+    side.t = sctpm_open(cfg, nullptr, "test", 4, &cb, err, sizeof err);
+    CHILD_CHECK(side.t, "sctpm_open: %s", err);
+    sctpm_config_free(cfg);
+    std::string card = sctpm_card(side.t);
+    uint32_t len = static_cast<uint32_t>(card.size());
+    CHILD_CHECK(write(wr, &len, 4) == 4 && write(wr, card.data(), len) == ssize_t(len), "pipe write");
+    CHILD_CHECK(read(rd, &len, 4) == 4, "pipe read");
+    std::string other(len, '\0');
+    CHILD_CHECK(read(rd, other.data(), len) == ssize_t(len), "pipe read");
+    if (knows_peer) {
+        side.other = sctpm_peer_add(side.t, other.c_str());
+        CHILD_CHECK(side.other >= 0, "peer_add(%s): %s", other.c_str(), sctpm_last_error(side.t));
+    }
+    role(side);
+    sctpm_close(side.t, 5000);
+    std::_Exit(0);
+}
+
+struct Outcome {
+    int status_a = -1, status_b = -1;
+    bool timed_out = false;
+    std::string describe() const {
+        auto d = [](int st) {
+            if (WIFEXITED(st))
+                return "exit " + std::to_string(WEXITSTATUS(st));
+            if (WIFSIGNALED(st))
+                return "signal " + std::to_string(WTERMSIG(st));
+            return std::string("?");
+        };
+        return "a: " + d(status_a) + ", b: " + d(status_b) + (timed_out ? " (killed after timeout: hang)" : "");
+    }
+    bool ok() const {
+        return !timed_out && WIFEXITED(status_a) && WEXITSTATUS(status_a) == 0 && WIFEXITED(status_b) &&
+               WEXITSTATUS(status_b) == 0;
+    }
+};
+
+// b learns a's card only through a's hello unless b_knows_a.
+inline Outcome run_pair(const Role& a, const Role& b, const Setup& setup = {}, int timeout_s = 120,
+                        bool b_knows_a = true) {
+    int ab[2], ba[2];
+    if (pipe(ab) != 0 || pipe(ba) != 0)
+        return {};
+    std::fflush(nullptr);
+    pid_t pa = fork();
+    if (pa == 0)
+        run_child(a, setup, ab[1], ba[0], true);
+    pid_t pb = fork();
+    if (pb == 0)
+        run_child(b, setup, ba[1], ab[0], b_knows_a);
+    close(ab[0]); close(ab[1]); close(ba[0]); close(ba[1]);
+    Outcome o;
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    int done = 0;
+    while (done < 2) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p == pa) { o.status_a = st; ++done; continue; }
+        if (p == pb) { o.status_b = st; ++done; continue; }
+        if (std::chrono::steady_clock::now() > end) {
+            o.timed_out = true;
+            kill(pa, SIGKILL);
+            kill(pb, SIGKILL);
+            waitpid(pa, o.status_a == -1 ? &o.status_a : &st, 0);
+            waitpid(pb, o.status_b == -1 ? &o.status_b : &st, 0);
+            break;
+        }
+        usleep(10000);
+    }
+    return o;
+}
+
+} // namespace pair_test
