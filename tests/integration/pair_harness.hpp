@@ -61,6 +61,7 @@ struct Side {
     size_t head_limit = SIZE_MAX;      // consume at most this much of a head (exercises placement)
     size_t piece = 100000;             // iov piece size handed out by on_dest
     bool accept_hello = true;
+    std::string peer_card;             // the other side's card text
     size_t completed = 0;              // messages fully placed (messages[] is in delivery order)
     bool failed_event() const {
         for (const auto& e : events)
@@ -178,6 +179,7 @@ inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool
     CHILD_CHECK(read(rd, &len, 4) == 4, "pipe read");
     std::string other(len, '\0');
     CHILD_CHECK(read(rd, other.data(), len) == ssize_t(len), "pipe read");
+    side.peer_card = other;
     if (knows_peer) {
         side.other = sctpm_peer_add(side.t, other.c_str());
         CHILD_CHECK(side.other >= 0, "peer_add(%s): %s", other.c_str(), sctpm_last_error(side.t));

@@ -170,3 +170,108 @@ TEST(TransportPair, BadCardIsRejectedWithReason) {
         [](Side&) {});
     EXPECT_TRUE(o.ok()) << o.describe();
 }
+
+// ---- malformed bytes from the network -------------------------------------------------------------
+// b speaks raw SCTP to a through a second socket of its stack and sends broken frames; a must
+// report a protocol error naming the problem, keep running, and still serve a well-behaved peer.
+#include "card.hpp"
+#include "endpoint.hpp"
+#include "frame.hpp"
+#include "settings.hpp"
+#include "stack.hpp"
+
+namespace {
+
+std::string hello_payload(const std::string& card) {
+    std::string p = std::string("\0\4", 2) + "evil" + card;
+    return p;
+}
+
+std::string frame(const sctpm::FrameHeader& h, const std::string& payload) {
+    uint8_t hdr[sctpm::kFrameHeaderSize];
+    sctpm::encode_frame_header(h, hdr);
+    return std::string(reinterpret_cast<char*>(hdr), sizeof hdr) + payload;
+}
+
+struct RawCase {
+    const char* name;
+    std::function<std::vector<std::string>(const std::string& my_card)> frames;
+    const char* expect; // substring of the event detail
+};
+
+void raw_attack(Side& s, const RawCase& c) {
+    // The other side's card came through the pipe; a second socket in this process's stack.
+    sctpm::Settings st;
+    sctpm::StackInfo info = sctpm::start_stack(st);
+    (void)info;
+    char other_card[SCTPM_CARD_MAX];
+    (void)other_card;
+    sctpm::Card target = sctpm::parse_card(s.peer_card);
+    sctpm::Endpoint raw(st, 0, {"127.0.0.1"});
+    sctpm::AssocId a = raw.connect(target.addresses, target.sctp_port, target.udp_port);
+    sctpm::Card mine;
+    mine.udp_port = sctpm::start_stack(st).udp_port;
+    mine.sctp_port = 1;
+    mine.addresses = {"127.0.0.1"};
+    for (const auto& f : c.frames(sctpm::format_card(mine))) {
+        long rc;
+        for (int i = 0; i < 2000 && (rc = raw.send(a, 0, f.data(), f.size())) == -EWOULDBLOCK; ++i)
+            usleep(1000);
+        CHILD_CHECK(rc == long(f.size()), "raw send returned %ld", rc);
+    }
+    sleep(1);
+}
+
+sctpm::FrameHeader hdr(sctpm::FrameKind kind, uint8_t flags, uint32_t seq, uint32_t frag, uint64_t total, uint64_t off) {
+    sctpm::FrameHeader h;
+    h.kind = kind;
+    h.flags = flags;
+    h.seq = seq;
+    h.frag_len = frag;
+    h.total = total;
+    h.offset = off;
+    return h;
+}
+
+} // namespace
+
+TEST(TransportPair, MalformedFramesAreReportedNotFatal) {
+    using sctpm::FrameKind;
+    const std::vector<RawCase> cases = {
+        {"garbage", [](const std::string&) { return std::vector<std::string>{std::string(40, 'Z')}; }, "bad magic"},
+        {"short", [](const std::string&) { return std::vector<std::string>{"abc"}; }, "truncated"},
+        {"length mismatch",
+         [](const std::string& card) {
+             auto hello = hello_payload(card);
+             return std::vector<std::string>{
+                 frame(hdr(FrameKind::hello, 3, 0, uint32_t(hello.size()), hello.size(), 0), hello),
+                 frame(hdr(FrameKind::data, 3, 0, 100, 100, 0), std::string(50, 'x'))};
+         },
+         "length mismatch"},
+        {"continuation first",
+         [](const std::string& card) {
+             auto hello = hello_payload(card);
+             return std::vector<std::string>{
+                 frame(hdr(FrameKind::hello, 3, 0, uint32_t(hello.size()), hello.size(), 0), hello),
+                 frame(hdr(FrameKind::data, 0, 0, 10, 100, 10), std::string(10, 'x'))};
+         },
+         "stream"},
+    };
+    for (const auto& c : cases) {
+        auto o = run_pair(
+            [&](Side& s) {
+                CHILD_CHECK(s.progress_until([&] {
+                    for (auto& e : s.events)
+                        if (e.type == SCTPM_EV_PROTOCOL_ERROR) return true;
+                    return false;
+                }, 30), "%s: no protocol error reported", c.name);
+                bool named = false;
+                for (auto& e : s.events)
+                    named |= e.type == SCTPM_EV_PROTOCOL_ERROR && std::strstr(e.detail, c.expect);
+                CHILD_CHECK(named, "%s: no event names '%s' (first: %s)", c.name, c.expect, s.events.back().detail);
+                CHILD_CHECK(s.completed == 0, "%s: a malformed message was delivered", c.name);
+            },
+            [&](Side& s) { raw_attack(s, c); }, {}, 60, true);
+        EXPECT_TRUE(o.ok()) << c.name << ": " << o.describe();
+    }
+}
