@@ -139,6 +139,21 @@ int sctpm_send(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const str
     }
 }
 
+int sctpm_send_copy(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt) {
+    try {
+        sctpm::SendKey k;
+        if (key) {
+            k.context = key->context;
+            k.tag = key->tag;
+            k.cls = key->cls;
+        }
+        return t->impl->send(p, k, iov, iovcnt, nullptr, true);
+    } catch (const std::exception& e) {
+        t->last_error = e.what();
+        return -EINVAL;
+    }
+}
+
 int sctpm_progress(sctpm_transport* t, int64_t timeout_us) {
     try {
         return t->impl->progress(timeout_us);

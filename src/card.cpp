@@ -1,1 +1,95 @@
-// placeholder
+// Business card text: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]".
+#include "card.hpp"
+
+#include "error.hpp"
+
+#include <arpa/inet.h>
+
+#include <map>
+
+namespace sctpm {
+namespace {
+
+constexpr const char* version = "sctpm1";
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t end; (end = text.find(sep, start)) != std::string::npos; start = end + 1)
+        parts.push_back(text.substr(start, end - start));
+    parts.push_back(text.substr(start));
+    return parts;
+}
+
+class CardParser {
+public:
+    explicit CardParser(const std::string& text) : text_(text) {}
+
+    Card parse() {
+        std::vector<std::string> fields = split(text_, ';');
+        if (fields[0] != version) fail("expected prefix '" + std::string(version) + "', found '" + fields[0] + "'");
+        for (size_t i = 1; i < fields.size(); ++i) add_field(fields[i]);
+        Card card;
+        card.udp_port = port("udp");
+        card.sctp_port = port("sctp");
+        card.addresses = addresses();
+        return card;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const { throw Error("card '" + text_ + "': " + what); }
+
+    void add_field(const std::string& field) {
+        size_t eq = field.find('=');
+        if (eq == std::string::npos) fail("field '" + field + "' is not key=value");
+        std::string key = field.substr(0, eq);
+        if (key != "udp" && key != "sctp" && key != "addr") fail("unknown key '" + key + "'");
+        if (!values_.emplace(key, field.substr(eq + 1)).second) fail("duplicate key '" + key + "'");
+    }
+
+    const std::string& value(const std::string& key) const {
+        auto it = values_.find(key);
+        if (it == values_.end()) fail("missing key '" + key + "'");
+        return it->second;
+    }
+
+    uint16_t port(const std::string& key) const {
+        const std::string& v = value(key);
+        bool digits = !v.empty() && v.size() <= 5 && v.find_first_not_of("0123456789") == std::string::npos;
+        unsigned long n = digits ? std::stoul(v) : 0;
+        if (n < 1 || n > 65535) fail(key + " port '" + v + "' is not a number in 1..65535");
+        return static_cast<uint16_t>(n);
+    }
+
+    std::vector<std::string> addresses() const {
+        const std::string& v = value("addr");
+        if (v.empty()) fail("no address");
+        std::vector<std::string> result;
+        for (const std::string& a : split(v, ',')) result.push_back(normalise(a));
+        return result;
+    }
+
+    std::string normalise(const std::string& a) const {
+        unsigned char bin[sizeof(in6_addr)];
+        char buf[INET6_ADDRSTRLEN];
+        for (int family : {AF_INET, AF_INET6})
+            if (inet_pton(family, a.c_str(), bin) == 1 && inet_ntop(family, bin, buf, sizeof buf)) return buf;
+        fail("address '" + a + "' is not an IPv4 or IPv6 address");
+    }
+
+    const std::string& text_;
+    std::map<std::string, std::string> values_;
+};
+
+} // namespace
+
+std::string format_card(const Card& card) {
+    std::string text = std::string(version) + ";udp=" + std::to_string(card.udp_port) +
+                       ";sctp=" + std::to_string(card.sctp_port) + ";addr=";
+    for (size_t i = 0; i < card.addresses.size(); ++i) text += (i ? "," : "") + card.addresses[i];
+    return text;
+}
+
+Card parse_card(const std::string& text) { return CardParser(text).parse(); }
+
+} // namespace sctpm

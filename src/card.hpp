@@ -1,1 +1,24 @@
+// Business card of a process: how peers reach its usrsctp stack. Exchanged as text through the
+// process manager (PMI key-value space), so it must round-trip exactly and fail loudly when bad.
 #pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sctpm {
+
+struct Card {
+    uint16_t udp_port = 0;              // UDP encapsulation port of the peer's stack
+    uint16_t sctp_port = 0;             // SCTP port of the peer's socket
+    std::vector<std::string> addresses; // IPv4/IPv6 in plain text form, primary first
+};
+
+// "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]"  (IPv6 addresses appear in plain text form; ',' separates)
+std::string format_card(const Card&);
+
+// Throws sctpm::Error naming the card text and the bad field: wrong prefix/version, missing or duplicate key,
+// unknown key, port not a number in 1..65535, no address, an address that is neither IPv4 nor IPv6 (inet_pton).
+// Addresses are stored in their normalised (inet_ntop) form.
+Card parse_card(const std::string& text);
+
+} // namespace sctpm

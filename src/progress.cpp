@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -58,7 +59,8 @@ void Progress::wake() {
     (void)r;
 }
 
-int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us) {
+int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us,
+                   const std::function<void(bool)>& on_block) {
     uint64_t seen = activity();
     int work = run_once();
     if (work || timeout_us == 0)
@@ -66,13 +68,21 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
 
     const int64_t start = now_us();
     const int64_t spin_end = start + std::min<int64_t>(spin_us, timeout_us < 0 ? INT64_MAX : timeout_us);
-    while (now_us() < spin_end) {
+    int64_t next_retry = start + retry_us;
+    for (int64_t t = start; t < spin_end; t = now_us()) {
+        // Run the stages when the upcall reported activity; blocked sends only get a retry now and
+        // then (one-to-many sockets never signal free send space). Yield: on a 2-core machine
+        // usrsctp's own threads need this core as much as we do.
         uint64_t a = activity();
-        if (a != seen || busy()) {
+        bool retry = t >= next_retry && busy();
+        if (a != seen || retry) {
             seen = a;
+            if (retry)
+                next_retry = t + retry_us;
             if ((work = run_once()))
                 return work;
         }
+        sched_yield();
     }
 
     for (;;) {
@@ -80,15 +90,14 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         if (left <= 0)
             return 0;
         sleeping_.store(true, std::memory_order_seq_cst);
-        int poll_ms;
-        if (activity() != seen) {
-            poll_ms = 0; // something arrived between the spin and now
-        } else {
-            int64_t wait_us = busy() ? std::min<int64_t>(left, retry_us) : left;
-            poll_ms = wait_us >= INT32_MAX / 2 ? -1 : static_cast<int>((wait_us + 999) / 1000);
-        }
+        int64_t wait_us = activity() != seen ? 0 : busy() ? std::min<int64_t>(left, retry_us) : left;
+        timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
         pollfd p{efd_, POLLIN, 0};
-        poll(&p, 1, poll_ms);
+        if (on_block)
+            on_block(true);
+        ppoll(&p, 1, wait_us >= INT64_MAX / 2 ? nullptr : &ts, nullptr);
+        if (on_block)
+            on_block(false);
         sleeping_.store(false, std::memory_order_release);
         uint64_t drained;
         while (read(efd_, &drained, sizeof drained) > 0) {

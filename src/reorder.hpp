@@ -17,7 +17,10 @@ namespace sctpm {
 template <class T>
 class ReorderWindow {
 public:
-    explicit ReorderWindow(uint32_t max_held = 1u << 16) : max_held_(max_held) {}
+    // first: the seq expected first (the sender's initial seq). The window is capped below half the
+    // sequence space, where serial arithmetic could no longer tell ahead from behind.
+    explicit ReorderWindow(uint32_t max_held = 1u << 16, uint32_t first = 0)
+        : expected_(first), max_held_(max_held < kHalf ? max_held : kHalf - 1) {}
 
     uint32_t expected() const { return expected_; }
     size_t held() const { return held_.size(); }
@@ -29,7 +32,7 @@ public:
         const uint32_t ahead = seq - expected_; // wraps
         if (ahead == 0)
             throw Error("reorder: seq " + std::to_string(seq) + " is the next one and must be delivered, not held");
-        if (ahead > 0x80000000u)
+        if (ahead >= kHalf) // behind expected, in serial arithmetic
             throw Error("reorder: seq " + std::to_string(seq) + " was already delivered (expected " +
                         std::to_string(expected_) + ")");
         if (ahead > max_held_)
@@ -54,6 +57,8 @@ public:
     }
 
 private:
+    static constexpr uint32_t kHalf = 0x80000000u;
+
     // Held items are keyed by absolute seq; lookups are exact so wrap needs no ordering.
     static uint32_t ahead_key(uint32_t seq) { return seq; }
 

@@ -87,6 +87,10 @@ typedef struct {
      * sctpm_open, `card` its business card. Return the peer id to bind it to (sctpm_peer_add may be
      * called from here), or -1 to reject (the association is aborted). */
     sctpm_peer (*on_hello)(void *ctx, const void *hello, size_t hello_len, const char *card);
+    /* Optional: called with entering = 1 right before sctpm_progress blocks in the kernel and with
+     * entering = 0 right after (e.g. to release a global lock meanwhile). No other sctpm call may
+     * run concurrently with the transport outside that window. */
+    void (*on_block)(void *ctx, int entering);
 } sctpm_callbacks;
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
@@ -120,6 +124,11 @@ typedef struct {
  * then; the iov array itself is copied), or -errno (peer failed: -ECONNRESET, bad peer: -EINVAL). */
 int sctpm_send(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, const struct iovec *iov,
                int iovcnt, void *cookie);
+
+/* Like sctpm_send, but the caller's buffers are free when it returns: if the message cannot be
+ * handed to the stack at once, its bytes are copied and sent later. Returns 0 or -errno. */
+int sctpm_send_copy(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, const struct iovec *iov,
+                    int iovcnt);
 
 /* ---- progress ------------------------------------------------------------------------------- */
 /* Run every stage once (read, write, events, extra stages). If nothing happened and timeout_us != 0,

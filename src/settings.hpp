@@ -65,8 +65,11 @@ std::string get_setting(const Settings& s, const std::string& key);
 // MPIR_CVAR_CH3_SCTP_<K uppercased> is read; the historical names are read first so that a
 // CVAR overrides them. Throws Error naming the variable and value.
 using EnvLookup = std::function<const char*(const char*)>;
+// Also checks between keys (rto_min_ms <= rto_initial_ms <= rto_max_ms).
 Settings load_settings(const EnvLookup& env);
 Settings load_settings_from_environment();
+// The checks between keys that load_settings makes, for settings built with set_setting.
+void validate_settings(const Settings& s);
 
 const char* to_string(CmtMode m);
 const char* to_string(StreamPolicy p);

@@ -151,8 +151,11 @@ void Transport::add_stage(const std::string& name, int (*fn)(void*), void* arg) 
 }
 
 int Transport::progress(int64_t timeout_us) {
-    constexpr uint32_t kRetryBlockedSendsUs = 200; // one-to-many sockets never signal writability
-    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return sends_pending(); }, kRetryBlockedSendsUs);
+    constexpr uint32_t kRetryBlockedSendsUs = 50; // one-to-many sockets never signal writability
+    std::function<void(bool)> on_block;
+    if (cb_.on_block)
+        on_block = [this](bool entering) { cb_.on_block(cb_.ctx, entering ? 1 : 0); };
+    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return sends_pending(); }, kRetryBlockedSendsUs, on_block);
     return work;
 }
 

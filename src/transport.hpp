@@ -28,7 +28,8 @@ public:
     bool peer_failed(sctpm_peer id) const;
     void remove_peer(sctpm_peer id);
 
-    int send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie);
+    // copy: if the message must wait, keep a copy of its bytes and report it done (returns 0).
+    int send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy = false);
     void set_stream_hook(StreamHook hook, void* arg) { map_.set_hook(hook, arg); }
 
     int progress(int64_t timeout_us);
@@ -93,6 +94,14 @@ private:
     FrameLimits limits_;
     std::vector<uint8_t> rxbuf_, txbuf_;
     Continuation cont_;
+    struct StagedFragment { // what txbuf_ holds
+        const TxMessage* msg = nullptr;
+        sctpm_peer peer = -1;
+        uint16_t stream = 0;
+        uint64_t offset = 0;
+        bool operator==(const StagedFragment&) const = default;
+    };
+    StagedFragment staged_;
     std::vector<sctpm_peer> tx_ready_;
     std::deque<std::pair<void*, int>> completions_;
     bool in_callbacks_ = false;

@@ -65,7 +65,7 @@ void Transport::connect_peer(Peer& p) {
     queue_hello(p);
 }
 
-int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie) {
+int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy) {
     Peer* p = peers_.get(id);
     if (!p || iovcnt < 0 || (iovcnt > 0 && !iov))
         return -EINVAL;
@@ -98,12 +98,23 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
         flush_completions();
         return -ECONNRESET;
     }
-    if (!sent_now)
-        q.back().notify = true; // still queued (pump only pops whole messages from the front)
+    if (!sent_now && copy) {
+        // Still queued (pump only pops whole messages from the front): own the bytes.
+        TxMessage& mine = q.back();
+        mine.owned.resize(mine.header.total);
+        uint64_t off = 0;
+        for (const auto& v : mine.iov) {
+            std::memcpy(mine.owned.data() + off, v.iov_base, v.iov_len);
+            off += v.iov_len;
+        }
+        mine.iov.assign(1, iovec{mine.owned.data(), mine.owned.size()});
+    } else if (!sent_now) {
+        q.back().notify = true;
+    }
     if (p->queued && std::find(tx_ready_.begin(), tx_ready_.end(), id) == tx_ready_.end())
         tx_ready_.push_back(id);
     flush_completions();
-    return sent_now ? 0 : 1;
+    return sent_now || copy ? 0 : 1;
 }
 
 // Send fragments of the messages queued on one stream until the stack pushes back.
@@ -118,8 +129,13 @@ bool Transport::pump(Peer& p, uint16_t stream) {
             h.offset = m.sent;
             h.frag_len = static_cast<uint32_t>(len);
             h.flags = (m.sent == 0 ? kFrameFirst : 0) | (m.sent + len == m.header.total ? kFrameLast : 0);
-            encode_frame_header(h, txbuf_.data());
-            gather(m.iov, m.sent, len, txbuf_.data() + kFrameHeaderSize);
+            // After a refused send the same fragment is usually retried: don't copy it again.
+            const StagedFragment key{&m, p.id, stream, m.sent};
+            if (!(staged_ == key)) {
+                encode_frame_header(h, txbuf_.data());
+                gather(m.iov, m.sent, len, txbuf_.data() + kFrameHeaderSize);
+                staged_ = key;
+            }
             long n = ep_->send(p.assoc, m.stream, txbuf_.data(), kFrameHeaderSize + len);
             if (n == -EWOULDBLOCK) {
                 ++p.stats.retries;
@@ -131,6 +147,7 @@ bool Transport::pump(Peer& p, uint16_t stream) {
                 return false;
             }
             m.sent += len;
+            staged_ = StagedFragment{};
         } while (m.sent < m.header.total);
         if (m.header.kind == FrameKind::data) {
             p.stats.tx_bytes += m.header.total;

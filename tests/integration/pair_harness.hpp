@@ -169,7 +169,7 @@ inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool
     if (setup)
         setup(cfg);
     static Side side;
-    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello};
+    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, nullptr};
     side.t = sctpm_open(cfg, nullptr, "test", 4, &cb, err, sizeof err);
     CHILD_CHECK(side.t, "sctpm_open: %s", err);
     sctpm_config_free(cfg);
