@@ -120,6 +120,15 @@ sctpm_peer sctpm_peer_add(sctpm_transport* t, const char* card) {
     }
 }
 
+int sctpm_peer_connect(sctpm_transport* t, sctpm_peer p) { return t->impl->connect(p); }
+
+int sctpm_peer_connect_as(sctpm_transport* t, sctpm_peer p, const void* hello, size_t hello_len) {
+    if (!hello || hello_len == 0 || hello_len > 1024)
+        return -EINVAL;
+    std::string h(static_cast<const char*>(hello), hello_len);
+    return t->impl->connect(p, &h);
+}
+
 int sctpm_peer_failed(const sctpm_transport* t, sctpm_peer p) { return t->impl->peer_failed(p) ? 1 : 0; }
 void sctpm_peer_remove(sctpm_transport* t, sctpm_peer p) { t->impl->remove_peer(p); }
 

@@ -101,6 +101,20 @@ std::string check_hello(const FrameHeader& h) {
     return "";
 }
 
+// All decoder checks in order; fills h once the fixed fields are known to be sane.
+std::string header_error(const uint8_t* b, size_t len, const FrameLimits& limits, FrameHeader& h) {
+    if (len < kFrameHeaderSize)
+        return "frame: truncated header (" + dec(len) + " bytes, need " + dec(kFrameHeaderSize) + ")";
+    if (auto err = check_fields(b); !err.empty())
+        return err;
+    h = parse(b);
+    if (auto err = check_extent(h, limits); !err.empty())
+        return err;
+    if (auto err = check_flags(h); !err.empty())
+        return err;
+    return check_hello(h);
+}
+
 // Sequencer checks. They repeat the decoder's where the sequencer's own soundness depends on them
 // (fragment within total, flags matching the position), so it also holds for headers from elsewhere.
 
@@ -160,21 +174,8 @@ void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]) {
 
 std::optional<FrameHeader> decode_frame_header(const uint8_t* bytes, size_t len,
                                                const FrameLimits& limits, std::string* why) {
-    std::string err;
     FrameHeader h;
-    if (len < kFrameHeaderSize) {
-        err = "frame: truncated header (" + dec(len) + " bytes, need " + dec(kFrameHeaderSize) + ")";
-    } else {
-        err = check_fields(bytes);
-        if (err.empty()) {
-            h = parse(bytes);
-            err = check_extent(h, limits);
-        }
-        if (err.empty())
-            err = check_flags(h);
-        if (err.empty())
-            err = check_hello(h);
-    }
+    std::string err = header_error(bytes, len, limits, h);
     if (err.empty())
         return h;
     if (why)

@@ -62,6 +62,7 @@ struct Peer {
     State state = State::idle;
     AssocId assoc = 0;
     bool hello_sent = false;
+    std::string hello;   // our introduction on this association if not the transport's default
     std::string failure; // why the peer failed
 
     std::vector<uint32_t> tx_seq;                           // per domain

@@ -107,6 +107,11 @@ const char *sctpm_last_error(const sctpm_transport *t);
 /* ---- peers --------------------------------------------------------------------------------- */
 /* Register a peer by its card; no association is made until the first send. -1 on a bad card. */
 sctpm_peer sctpm_peer_add(sctpm_transport *t, const char *card);
+/* Start the association now and introduce ourselves (sctpm_send does this lazily): lets the
+ * peer learn of us before we have data for it (connect/accept). 0 or -errno. */
+int sctpm_peer_connect(sctpm_transport *t, sctpm_peer p);
+/* The same, introducing ourselves on this association with another hello blob. */
+int sctpm_peer_connect_as(sctpm_transport *t, sctpm_peer p, const void *hello, size_t hello_len);
 /* 1 if the peer failed (association lost / unreachable / protocol error), else 0. */
 int sctpm_peer_failed(const sctpm_transport *t, sctpm_peer p);
 /* Abort the association with a peer and forget it (its queued sends complete with -ECONNABORTED). */

@@ -26,6 +26,7 @@ public:
     const Settings& settings() const { return s_; }
     sctpm_peer add_peer(const std::string& card_text);
     bool peer_failed(sctpm_peer id) const;
+    int connect(sctpm_peer id, const std::string* hello = nullptr);
     void remove_peer(sctpm_peer id);
 
     // copy: if the message must wait, keep a copy of its bytes and report it done (returns 0).

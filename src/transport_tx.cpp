@@ -36,10 +36,11 @@ void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* ou
 void Transport::queue_hello(Peer& p) {
     // Payload: u16 length of the hello blob, the blob, then our card (the peer may not know it).
     TxMessage m;
+    const std::string& hello = p.hello.empty() ? hello_ : p.hello;
     m.owned.resize(2);
-    m.owned[0] = static_cast<char>(hello_.size() >> 8);
-    m.owned[1] = static_cast<char>(hello_.size() & 0xff);
-    m.owned += hello_;
+    m.owned[0] = static_cast<char>(hello.size() >> 8);
+    m.owned[1] = static_cast<char>(hello.size() & 0xff);
+    m.owned += hello;
     m.owned += card_;
     m.iov.push_back({m.owned.data(), m.owned.size()});
     m.header.kind = FrameKind::hello;
@@ -63,6 +64,21 @@ void Transport::connect_peer(Peer& p) {
     peers_.assoc(p.assoc).peer = p.id;
     p.state = Peer::State::connecting;
     queue_hello(p);
+}
+
+int Transport::connect(sctpm_peer id, const std::string* hello) {
+    Peer* p = peers_.get(id);
+    if (!p)
+        return -EINVAL;
+    if (hello)
+        p->hello = *hello;
+    if (p->state == Peer::State::idle)
+        connect_peer(*p);
+    if (p->state == Peer::State::failed)
+        return -EHOSTUNREACH;
+    if (p->queued && std::find(tx_ready_.begin(), tx_ready_.end(), id) == tx_ready_.end())
+        tx_ready_.push_back(id);
+    return 0;
 }
 
 int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy) {
