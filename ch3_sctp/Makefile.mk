@@ -1,0 +1,22 @@
+## ch3:sctp channel (inserted into MPICH's tree by tools/mpich-integrate)
+
+errnames_txt_files += src/mpid/ch3/channels/sctp/src/errnames.txt
+
+if BUILD_CH3_SCTP
+
+AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch3/channels/sctp/include
+
+noinst_HEADERS += \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_pre.h \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_post.h \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_impl.h
+
+mpi_core_sources += \
+    src/mpid/ch3/channels/sctp/src/ch3_init.c \
+    src/mpid/ch3/channels/sctp/src/ch3_peers.c \
+    src/mpid/ch3/channels/sctp/src/ch3_progress.c \
+    src/mpid/ch3/channels/sctp/src/ch3_recv.c \
+    src/mpid/ch3/channels/sctp/src/ch3_send.c \
+    src/mpid/ch3/channels/sctp/src/ch3_win_fns.c
+
+endif BUILD_CH3_SCTP

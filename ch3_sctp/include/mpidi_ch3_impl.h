@@ -1,0 +1,43 @@
+/* ch3:sctp: what the channel's own files share. */
+#ifndef MPIDI_CH3_IMPL_H_INCLUDED
+#define MPIDI_CH3_IMPL_H_INCLUDED
+
+#include "mpidimpl.h"
+#include "sctpmpi.h"
+
+#define MPIDI_CH3I_SHM_MUTEX_LOCK(win_ptr)
+#define MPIDI_CH3I_SHM_MUTEX_UNLOCK(win_ptr)
+#define MPIDI_CH3I_SHM_MUTEX_INIT(win_ptr)
+#define MPIDI_CH3I_SHM_MUTEX_DESTROY(win_ptr)
+
+/* The process's transport (ch3_init.c). */
+extern sctpm_transport *MPIDI_CH3I_sctp;
+
+/* ch3_peers.c: VC <-> transport peer. */
+int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc);        /* registers the VC's card on first use; -1 on error */
+MPIDI_VC_t *MPIDI_CH3I_Peer_vc(sctpm_peer peer);
+void MPIDI_CH3I_Peer_bind(sctpm_peer peer, MPIDI_VC_t * vc);
+void MPIDI_CH3I_Peer_unbind(sctpm_peer peer);
+sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const char *card);
+int MPIDI_CH3I_Card_to_bc(const char *card, char *bc, size_t len);  /* PMI-safe form */
+int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len);
+
+/* ch3_send.c: shared send path. */
+int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
+void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
+void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);
+int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc);
+
+/* ch3_recv.c: receive callbacks. */
+size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const void *head,
+                             size_t head_len, void **msg);
+int MPIDI_CH3I_On_dest(void *ctx, void *msg, struct iovec *iov, int max);
+void MPIDI_CH3I_On_placed(void *ctx, void *msg, size_t filled, int last);
+void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev);
+int MPIDI_CH3I_Recv_init(void);
+extern int MPIDI_CH3I_pending_errno; /* error raised inside a callback, returned by progress */
+
+int MPIDI_CH3I_Progress_init(void);
+int MPIDI_CH3I_Progress_finalize(void);
+
+#endif /* MPIDI_CH3_IMPL_H_INCLUDED */

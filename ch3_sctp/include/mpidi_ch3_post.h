@@ -1,0 +1,22 @@
+/* ch3:sctp: progress macros and the eager threshold. */
+#ifndef MPIDI_CH3_POST_H_INCLUDED
+#define MPIDI_CH3_POST_H_INCLUDED
+
+#if !defined(MPIDI_CH3_EAGER_MAX_MSG_SIZE)
+#define MPIDI_CH3_EAGER_MAX_MSG_SIZE (64 * 1024)
+#endif
+
+#define MPIDI_CH3_Progress_start(progress_state_)                                    \
+    {                                                                                \
+        MPID_THREAD_CS_ENTER(POBJ, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);                \
+        (progress_state_)->ch.completion_count = MPIDI_CH3I_progress_completion_count; \
+    }
+#define MPIDI_CH3_Progress_end(progress_state_) \
+    MPID_THREAD_CS_EXIT(POBJ, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX)
+#define MPIDI_CH3_Progress_poke() (MPIDI_CH3_Progress_test())
+
+int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state);
+#define MPIDI_CH3_Progress_test() MPIDI_CH3I_Progress(FALSE, NULL)
+#define MPIDI_CH3_Progress_wait(state) MPIDI_CH3I_Progress(TRUE, state)
+
+#endif /* MPIDI_CH3_POST_H_INCLUDED */

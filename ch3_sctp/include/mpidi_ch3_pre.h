@@ -1,0 +1,48 @@
+/* ch3:sctp: channel types that MPICH's device headers embed (VC, request, progress state). */
+#ifndef MPIDI_CH3_PRE_H_INCLUDED
+#define MPIDI_CH3_PRE_H_INCLUDED
+
+/* The transport delivers each VC's packets in order: no CH3 sequence numbers. */
+#undef MPID_USE_SEQUENCE_NUMBERS
+
+/* Needed for MPIDI_PG_To_string (spawn, connect/accept). */
+#define MPIDI_DEV_IMPLEMENTS_KVS
+
+typedef struct {
+    int dummy;
+} MPIDI_CH3I_CH_comm_t;
+
+typedef struct MPIDI_CH3I_VC {
+    int peer;                         /* transport peer id; -1 until the VC is first used */
+    int failed;                       /* the transport reported the peer failed */
+    struct MPIR_Request *recv_active; /* request whose iov takes the next bytes from this VC */
+    size_t recv_filled;               /* bytes of recv_active's current iov already filled */
+    int port_name_tag;                /* accept side of connect/accept: the port's tag */
+} MPIDI_CH3I_VC;
+#define MPIDI_CH3_VC_DECL struct MPIDI_CH3I_VC ch;
+
+typedef struct MPIDI_CH3I_Request {
+    struct MPIDI_VC *vc;   /* where the rest of an iSend/iSendv goes */
+    int context, tag, cls; /* stream-mapping key of the whole CH3 message */
+} MPIDI_CH3I_Request;
+#define MPIDI_CH3_REQUEST_DECL MPIDI_CH3I_Request ch;
+
+typedef struct MPIDI_CH3I_Progress_state {
+    int completion_count;
+} MPIDI_CH3I_Progress_state;
+#define MPIDI_CH3_PROGRESS_STATE_DECL MPIDI_CH3I_Progress_state ch;
+
+extern volatile unsigned int MPIDI_CH3I_progress_completion_count;
+
+#if defined(MPICH_IS_THREADED)
+#define MPIDI_CH3I_PROGRESS_WAKEUP                                                                \
+    do {                                                                                          \
+        if (MPIDI_CH3I_progress_blocked == TRUE && MPIDI_CH3I_progress_wakeup_signalled == FALSE) \
+        {                                                                                         \
+            MPIDI_CH3I_progress_wakeup_signalled = TRUE;                                          \
+            MPIDI_CH3I_Progress_wakeup();                                                         \
+        }                                                                                         \
+    } while (0)
+#endif
+
+#endif /* MPIDI_CH3_PRE_H_INCLUDED */

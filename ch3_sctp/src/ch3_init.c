@@ -1,0 +1,141 @@
+/* ch3:sctp: start-up and shut-down of the channel, business cards, VC and PG hooks. */
+#include "mpidi_ch3_impl.h"
+
+char MPIDI_CH3_ABIVersion[] = "1.1";
+sctpm_transport *MPIDI_CH3I_sctp = NULL;
+
+void MPIDI_CH3I_On_block(void *ctx, int entering);
+
+static sctpm_callbacks callbacks = {
+    NULL, MPIDI_CH3I_On_message, MPIDI_CH3I_On_dest, MPIDI_CH3I_On_placed, MPIDI_CH3I_On_sent,
+    MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block
+};
+
+/* Open the transport (the first time) with "hello" as our introduction to new peers. */
+static int open_transport(const char *hello)
+{
+    char err[SCTPM_ERRLEN];
+    int mpi_errno = MPI_SUCCESS;
+    sctpm_config *cfg;
+    if (MPIDI_CH3I_sctp)
+        return MPI_SUCCESS;
+    cfg = sctpm_config_from_env(err, sizeof(err));
+    if (cfg) {
+        MPIDI_CH3I_sctp = sctpm_open(cfg, NULL, hello, strlen(hello), &callbacks, err, sizeof(err));
+        sctpm_config_free(cfg);
+    }
+    if (!MPIDI_CH3I_sctp)
+        MPIR_ERR_SETANDSTMT1(mpi_errno, MPI_ERR_OTHER, {
+                             fprintf(stderr, "ch3:sctp: %s\n", err);}, "**ch3|sctp|init",
+                             "**ch3|sctp|init %s", err);
+    return mpi_errno;
+}
+
+int MPIDI_CH3_Init(int has_parent, MPIDI_PG_t * pg_p, int pg_rank)
+{
+    char hello[2048], bc[SCTPM_CARD_MAX];
+    int mpi_errno;
+    (void) has_parent;
+    snprintf(hello, sizeof(hello), "P%d %s", pg_rank, (const char *) pg_p->id);
+    mpi_errno = open_transport(hello);
+    if (mpi_errno)
+        return mpi_errno;
+    mpi_errno = MPIDI_CH3I_Progress_init();
+    if (mpi_errno)
+        return mpi_errno;
+    MPIDI_CH3I_Card_to_bc(sctpm_card(MPIDI_CH3I_sctp), bc, sizeof(bc));
+    return MPIDI_PG_SetConnInfo(pg_rank, bc);
+}
+
+int MPIDI_CH3_InitCompleted(void)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_Finalize(void)
+{
+    if (MPIDI_CH3I_sctp) {
+        sctpm_close(MPIDI_CH3I_sctp, 10000);
+        MPIDI_CH3I_sctp = NULL;
+    }
+    return MPIDI_CH3I_Progress_finalize();
+}
+
+int MPIDI_CH3_Get_business_card(int myRank, char *value, int length)
+{
+    (void) myRank;
+    size_t used = strlen(value);        /* a port name may already hold "tag#N$" */
+    if (MPIDI_CH3I_Card_to_bc(sctpm_card(MPIDI_CH3I_sctp), value + used, length - used) != 0)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**buscard_len", 0);
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_PortFnsInit(MPIDI_PortFns * portFns)
+{
+    (void) portFns;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
+{
+    vc->ch.peer = -1;
+    vc->ch.failed = 0;
+    vc->ch.recv_active = NULL;
+    vc->ch.recv_filled = 0;
+    vc->ch.port_name_tag = -1;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_VC_Destroy(struct MPIDI_VC *vc)
+{
+    if (vc->ch.peer >= 0 && MPIDI_CH3I_Peer_vc(vc->ch.peer) == vc)
+        MPIDI_CH3I_Peer_unbind(vc->ch.peer);
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_PG_Init(MPIDI_PG_t * pg)
+{
+    (void) pg;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_PG_Destroy(struct MPIDI_PG *pg)
+{
+    (void) pg;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Comm_connect: a temporary VC to the root named by the port, introduced by its tag so the
+ * accepting side can queue it for the matching MPI_Comm_accept. */
+int MPIDI_CH3_Connect_to_root(const char *port_name, MPIDI_VC_t ** new_vc)
+{
+    char card[SCTPM_CARD_MAX];
+    int tag = 0, mpi_errno = MPI_SUCCESS;
+    MPIDI_VC_t *vc;
+    sctpm_peer p;
+
+    mpi_errno = MPIDI_GetTagFromPort(port_name, &tag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (MPIDI_CH3I_Bc_to_card(port_name, card, sizeof(card)) != 0)
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", port_name);
+    vc = (MPIDI_VC_t *) MPL_malloc(sizeof(MPIDI_VC_t), MPL_MEM_ADDRESS);
+    MPIR_ERR_CHKANDJUMP(vc == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIDI_VC_Init(vc, NULL, 0);
+    p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
+    if (p < 0) {
+        MPL_free(vc);
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", port_name);
+    }
+    MPIDI_CH3I_Peer_bind(p, vc);
+    {
+        /* Introduce ourselves as the connector of that port (not as a process-group member). */
+        char hello[32];
+        snprintf(hello, sizeof(hello), "T%d", tag);
+        if (sctpm_peer_connect_as(MPIDI_CH3I_sctp, p, hello, strlen(hello)) != 0)
+            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", port_name);
+    }
+    *new_vc = vc;
+  fn_fail:
+    return mpi_errno;
+}

@@ -1,0 +1,121 @@
+/* ch3:sctp: which transport peer a VC is, and the reverse, plus the business card in a form
+ * PMI can carry ('=' and ';' become '#' and '$'). */
+#include "mpidi_ch3_impl.h"
+
+static MPIDI_VC_t **peer_vcs = NULL;
+static int peer_vcs_len = 0;
+
+void MPIDI_CH3I_Peer_bind(sctpm_peer peer, MPIDI_VC_t * vc)
+{
+    if (peer >= peer_vcs_len) {
+        int n = peer_vcs_len ? peer_vcs_len : 64;
+        while (n <= peer)
+            n *= 2;
+        peer_vcs = MPL_realloc(peer_vcs, n * sizeof(*peer_vcs), MPL_MEM_OTHER);
+        for (int i = peer_vcs_len; i < n; i++)
+            peer_vcs[i] = NULL;
+        peer_vcs_len = n;
+    }
+    peer_vcs[peer] = vc;
+    vc->ch.peer = peer;
+}
+
+MPIDI_VC_t *MPIDI_CH3I_Peer_vc(sctpm_peer peer)
+{
+    return peer >= 0 && peer < peer_vcs_len ? peer_vcs[peer] : NULL;
+}
+
+static int translate(const char *in, char *out, size_t len, const char *from, const char *to)
+{
+    size_t n = strlen(in);
+    if (n + 1 > len)
+        return -1;
+    for (size_t i = 0; i <= n; i++) {
+        const char *hit = strchr(from, in[i]);
+        out[i] = (in[i] && hit) ? to[hit - from] : in[i];
+    }
+    return 0;
+}
+
+int MPIDI_CH3I_Card_to_bc(const char *card, char *bc, size_t len)
+{
+    return translate(card, bc, len, "=;", "#$");
+}
+
+/* A port name holds other fields before the card ("tag#0$sctpm1$..."): start at the card. */
+int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len)
+{
+    const char *start = strstr(bc, "sctpm1$");
+    if (!start)
+        return -1;
+    return translate(start, card, len, "#$", "=;");
+}
+
+int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
+{
+    char bc[SCTPM_CARD_MAX], card[SCTPM_CARD_MAX];
+    if (vc->ch.peer >= 0)
+        return vc->ch.peer;
+    if (vc->pg == NULL)
+        return -1;
+    if (MPIDI_PG_GetConnString(vc->pg, vc->pg_rank, bc, sizeof(bc)) != MPI_SUCCESS ||
+        MPIDI_CH3I_Bc_to_card(bc, card, sizeof(card)) != 0) {
+        fprintf(stderr, "ch3:sctp: no usable business card for rank %d ('%s')\n", vc->pg_rank, bc);
+        return -1;
+    }
+    sctpm_peer p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
+    if (p < 0) {
+        fprintf(stderr, "ch3:sctp: rank %d: %s\n", vc->pg_rank, sctpm_last_error(MPIDI_CH3I_sctp));
+        return -1;
+    }
+    MPIDI_CH3I_Peer_bind(p, vc);
+    return p;
+}
+
+/* The hello of an association a peer opened: "P<rank> <pg id>" for a member of a known process
+ * group, "T<tag>" for the temporary VC of MPI_Comm_connect. */
+sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const char *card)
+{
+    char text[4096];
+    MPIDI_VC_t *vc = NULL;
+    (void) ctx;
+    if (len == 0 || len >= sizeof(text))
+        return -1;
+    memcpy(text, hello, len);
+    text[len] = '\0';
+
+    if (text[0] == 'P') {
+        int rank = -1, off = 0;
+        MPIDI_PG_t *pg = NULL;
+        if (sscanf(text + 1, "%d %n", &rank, &off) < 1 || off == 0)
+            return -1;
+        if (MPIDI_PG_Find(text + 1 + off, &pg) != MPI_SUCCESS || pg == NULL || rank < 0 ||
+            rank >= MPIDI_PG_Get_size(pg))
+            return -1;
+        MPIDI_PG_Get_vc(pg, rank, &vc);
+        if (vc->ch.peer >= 0)
+            return vc->ch.peer;
+    } else if (text[0] == 'T') {
+        int tag = atoi(text + 1);
+        vc = (MPIDI_VC_t *) MPL_malloc(sizeof(MPIDI_VC_t), MPL_MEM_ADDRESS);
+        if (!vc)
+            return -1;
+        MPIDI_VC_Init(vc, NULL, 0);
+        vc->ch.port_name_tag = tag;
+    } else {
+        return -1;
+    }
+    sctpm_peer p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
+    if (p < 0)
+        return -1;
+    MPIDI_CH3I_Peer_bind(p, vc);
+    if (text[0] == 'T' && MPIDI_CH3I_Acceptq_enqueue(vc, vc->ch.port_name_tag) != MPI_SUCCESS)
+        return -1;
+    return p;
+}
+
+void MPIDI_CH3I_Peer_unbind(sctpm_peer peer)
+{
+    if (peer >= 0 && peer < peer_vcs_len)
+        peer_vcs[peer] = NULL;
+}

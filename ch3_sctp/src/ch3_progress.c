@@ -1,0 +1,102 @@
+/* ch3:sctp: the progress engine is the transport's pipeline; this file adds CH3's completion
+ * counting, the thread hand-off (the global lock is released while blocked) and VC termination. */
+#include "mpidi_ch3_impl.h"
+
+volatile unsigned int MPIDI_CH3I_progress_completion_count = 0;
+#ifdef MPICH_IS_THREADED
+volatile int MPIDI_CH3I_progress_blocked = FALSE;
+volatile int MPIDI_CH3I_progress_wakeup_signalled = FALSE;
+#endif
+
+static int take_pending_errno(void)
+{
+    int e = MPIDI_CH3I_pending_errno;
+    MPIDI_CH3I_pending_errno = MPI_SUCCESS;
+    return e;
+}
+
+int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
+{
+    int mpi_errno = MPI_SUCCESS, made_progress = 0;
+
+    mpi_errno = MPIR_Progress_hook_exec_all(&made_progress);
+    if (mpi_errno || (made_progress && !blocking))
+        return mpi_errno;
+    if (!blocking) {
+#ifdef MPICH_IS_THREADED
+        if (MPIDI_CH3I_progress_blocked == TRUE)
+            return MPI_SUCCESS; /* another thread is inside the transport */
+#endif
+        sctpm_progress(MPIDI_CH3I_sctp, 0);
+        return take_pending_errno();
+    }
+    if (made_progress) {
+        MPIDI_CH3_Progress_signal_completion();
+        goto fn_exit;
+    }
+    do {
+#ifdef MPICH_IS_THREADED
+        if (MPIDI_CH3I_progress_blocked == TRUE) {
+            /* Another thread blocks in the transport: let it run, then re-check completions. */
+            MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+            goto fn_exit;
+        }
+        MPIDI_CH3I_progress_blocked = TRUE;
+#endif
+        sctpm_progress(MPIDI_CH3I_sctp, -1);
+#ifdef MPICH_IS_THREADED
+        MPIDI_CH3I_progress_blocked = FALSE;
+        MPIDI_CH3I_progress_wakeup_signalled = FALSE;
+#endif
+        mpi_errno = take_pending_errno();
+        if (mpi_errno)
+            break;
+        mpi_errno = MPIR_Progress_hook_exec_all(&made_progress);
+        if (mpi_errno)
+            break;
+        if (made_progress)
+            MPIDI_CH3_Progress_signal_completion();
+    } while (state->ch.completion_count == MPIDI_CH3I_progress_completion_count);
+  fn_exit:
+    state->ch.completion_count = MPIDI_CH3I_progress_completion_count;
+    return mpi_errno;
+}
+
+/* Called by the transport around its blocking wait: other MPI threads may run meanwhile. */
+void MPIDI_CH3I_On_block(void *ctx, int entering)
+{
+    (void) ctx;
+#ifdef MPICH_IS_THREADED
+    if (entering)
+        MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    else
+        MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+#else
+    (void) entering;
+#endif
+}
+
+#ifdef MPICH_IS_THREADED
+void MPIDI_CH3I_Progress_wakeup(void)
+{
+    sctpm_wakeup(MPIDI_CH3I_sctp);
+}
+#endif
+
+int MPIDI_CH3I_Progress_init(void)
+{
+    return MPIDI_CH3I_Recv_init();
+}
+
+int MPIDI_CH3I_Progress_finalize(void)
+{
+    return MPI_SUCCESS;
+}
+
+/* CH3 finished the close handshake on this VC: the association itself stays (one socket serves
+ * every peer); the VC just returns to the unconnected state. */
+int MPIDI_CH3_Connection_terminate(MPIDI_VC_t * vc)
+{
+    vc->ch.recv_active = NULL;
+    return MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED);
+}

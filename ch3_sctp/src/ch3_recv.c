@@ -1,0 +1,149 @@
+/* ch3:sctp: the transport's receive callbacks drive CH3's packet handlers. A message starts with
+ * a fixed-size CH3 packet header unless its VC is still filling a request (a continuation batch);
+ * payload goes straight into the request's iov. */
+#include "mpidi_ch3_impl.h"
+
+static MPIDI_CH3_PktHandler_Fcn *pktArray[MPIDI_CH3_PKT_END_CH3 + 1];
+int MPIDI_CH3I_pending_errno = MPI_SUCCESS;
+
+int MPIDI_CH3I_Recv_init(void)
+{
+    return MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
+}
+
+static void raise_error(int mpi_errno)
+{
+    if (mpi_errno && !MPIDI_CH3I_pending_errno)
+        MPIDI_CH3I_pending_errno = mpi_errno;
+}
+
+static void fail_vc(MPIDI_VC_t * vc, const char *why)
+{
+    if (vc->ch.failed)
+        return;
+    vc->ch.failed = 1;
+    vc->ch.recv_active = NULL;
+    if (getenv("MPICH_SCTP_QUIET") == NULL)
+        fprintf(stderr, "[ch3:sctp] rank %d: lost rank %d: %s\n", MPIR_Process.rank, vc->pg_rank, why);
+    raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
+    MPIDI_CH3_Progress_signal_completion();
+}
+
+size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const void *head,
+                             size_t head_len, void **msg)
+{
+    MPIDI_VC_t *vc = MPIDI_CH3I_Peer_vc(peer);
+    MPIDI_CH3_Pkt_t pkt;
+    MPIR_Request *rreq = NULL;
+    intptr_t buflen;
+    int mpi_errno;
+    (void) ctx;
+    *msg = NULL;
+    if (!vc || vc->ch.failed)
+        return 0;
+    if (vc->ch.recv_active) {
+        *msg = vc;      /* more bytes for the request being filled */
+        return 0;
+    }
+    if (head_len < sizeof(pkt)) {
+        fail_vc(vc, "a message shorter than a CH3 packet header arrived");
+        return 0;
+    }
+    memcpy(&pkt, head, sizeof(pkt));    /* aligned copy */
+    if (pkt.type < 0 || pkt.type >= MPIDI_CH3_PKT_END_CH3 || !pktArray[pkt.type]) {
+        char why[96];
+        snprintf(why, sizeof(why), "unknown CH3 packet type %d", (int) pkt.type);
+        fail_vc(vc, why);
+        return 0;
+    }
+    buflen = (intptr_t) (head_len - sizeof(pkt));
+    mpi_errno = pktArray[pkt.type] (vc, &pkt, (char *) head + sizeof(pkt), &buflen, &rreq);
+    raise_error(mpi_errno);
+    if (rreq) {
+        vc->ch.recv_active = rreq;
+        vc->ch.recv_filled = 0;
+        *msg = vc;
+    }
+    (void) total;
+    return sizeof(pkt) + (size_t) buflen;
+}
+
+/* The unfilled part of the active request's iov. */
+int MPIDI_CH3I_On_dest(void *ctx, void *msg, struct iovec *iov, int max)
+{
+    MPIDI_VC_t *vc = (MPIDI_VC_t *) msg;
+    MPIR_Request *rreq = vc->ch.recv_active;
+    size_t skip = vc->ch.recv_filled;
+    int n = 0;
+    (void) ctx;
+    if (!rreq)
+        return 0;
+    for (int i = rreq->dev.iov_offset; i < rreq->dev.iov_offset + rreq->dev.iov_count && n < max; i++) {
+        size_t len = rreq->dev.iov[i].iov_len;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        iov[n].iov_base = (char *) rreq->dev.iov[i].iov_base + skip;
+        iov[n].iov_len = len - skip;
+        skip = 0;
+        n++;
+    }
+    return n;
+}
+
+static size_t iov_bytes(const MPIR_Request * rreq)
+{
+    size_t total = 0;
+    for (int i = rreq->dev.iov_offset; i < rreq->dev.iov_offset + rreq->dev.iov_count; i++)
+        total += rreq->dev.iov[i].iov_len;
+    return total;
+}
+
+/* Bytes landed in the active request: once its iov is full, CH3 completes it or reloads the iov. */
+void MPIDI_CH3I_On_placed(void *ctx, void *msg, size_t filled, int last)
+{
+    MPIDI_VC_t *vc = (MPIDI_VC_t *) msg;
+    MPIR_Request *rreq = vc->ch.recv_active;
+    (void) ctx;
+    (void) last;
+    if (!rreq)
+        return;
+    vc->ch.recv_filled += filled;
+    while (rreq && vc->ch.recv_filled >= iov_bytes(rreq)) {
+        int complete = 0, mpi_errno;
+        int (*fn) (MPIDI_VC_t *, MPIR_Request *, int *) = rreq->dev.OnDataAvail;
+        if (!fn) {
+            mpi_errno = MPID_Request_complete(rreq);
+            complete = 1;
+        } else {
+            mpi_errno = fn(vc, rreq, &complete);
+        }
+        raise_error(mpi_errno);
+        vc->ch.recv_filled = 0;
+        if (complete || mpi_errno) {
+            vc->ch.recv_active = NULL;
+            rreq = NULL;
+        }
+        /* else: the iov was reloaded; an empty reload loops to OnDataAvail again */
+    }
+}
+
+void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev)
+{
+    MPIDI_VC_t *vc = MPIDI_CH3I_Peer_vc(ev->peer);
+    (void) ctx;
+    switch (ev->type) {
+        case SCTPM_EV_ASSOC_LOST:
+        case SCTPM_EV_CANT_START:
+        case SCTPM_EV_SEND_FAILED:
+        case SCTPM_EV_PROTOCOL_ERROR:
+            if (vc)
+                fail_vc(vc, ev->detail);
+            else if (getenv("MPICH_SCTP_QUIET") == NULL)
+                fprintf(stderr, "[ch3:sctp] rank %d: %s\n", MPIR_Process.rank, ev->detail);
+            break;
+        default:
+            break;
+    }
+}

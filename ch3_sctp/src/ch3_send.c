@@ -1,0 +1,179 @@
+/* ch3:sctp: the four send entry points. Each CH3 message (packet header plus the data of its first
+ * iov) is one transport message; when a request reloads its iov, the next batch follows as a
+ * further transport message on the same stream, which the receiver appends to the same request. */
+#include "mpidi_ch3_impl.h"
+
+/* Packets that MPI matching orders get their communicator and tag as stream-mapping key; all
+ * others are control packets (the policy keeps them in one ordered domain). */
+void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key)
+{
+    const MPIDI_Message_match *match = NULL;
+    switch (pkt->type) {
+        case MPIDI_CH3_PKT_EAGER_SEND:
+        case MPIDI_CH3_PKT_EAGERSHORT_SEND:
+        case MPIDI_CH3_PKT_EAGER_SYNC_SEND:
+        case MPIDI_CH3_PKT_READY_SEND:
+            match = &pkt->eager_send.match;
+            break;
+        case MPIDI_CH3_PKT_RNDV_REQ_TO_SEND:
+            match = &pkt->rndv_req_to_send.match;
+            break;
+        case MPIDI_CH3_PKT_CANCEL_SEND_REQ:
+            match = &pkt->cancel_send_req.match;
+            break;
+        default:
+            break;
+    }
+    key->context = match ? match->parts.context_id : 0;
+    key->tag = match ? match->parts.tag : 0;
+    key->cls = match ? 0 : 1;
+    if (req) {
+        req->ch.context = key->context;
+        req->ch.tag = key->tag;
+        req->ch.cls = key->cls;
+    }
+}
+
+int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_SET2(mpi_errno, MPIX_ERR_PROC_FAILED, "**comm_fail", "**comm_fail %d %s",
+                  vc->pg_rank, rc == -ECONNRESET ? "the SCTP association with this peer failed"
+                  : strerror(-rc));
+    return mpi_errno;
+}
+
+static void complete_with_error(MPIR_Request * sreq, int status)
+{
+    MPIDI_VC_t *vc = sreq->ch.vc;
+    sreq->status.MPI_ERROR = MPIDI_CH3I_Peer_error(vc, status);
+    MPID_Request_complete(sreq);
+}
+
+/* The request's current iov went out: let CH3 reload it or finish, and send what follows. */
+static int request_sent(MPIR_Request * sreq)
+{
+    for (;;) {
+        int complete = 0, rc, mpi_errno;
+        int (*fn) (MPIDI_VC_t *, MPIR_Request *, int *) = sreq->dev.OnDataAvail;
+        MPIDI_VC_t *vc = sreq->ch.vc;
+        if (!fn)
+            return MPID_Request_complete(sreq);
+        mpi_errno = fn(vc, sreq, &complete);
+        if (mpi_errno || complete)
+            return mpi_errno;
+        sctpm_key key = { sreq->ch.context, sreq->ch.tag, sreq->ch.cls };
+        rc = sctpm_send(MPIDI_CH3I_sctp, vc->ch.peer, &key, sreq->dev.iov, sreq->dev.iov_count, sreq);
+        if (rc == 1)
+            return MPI_SUCCESS; /* continues in MPIDI_CH3I_On_sent */
+        if (rc < 0) {
+            complete_with_error(sreq, rc);
+            return MPI_SUCCESS;
+        }
+    }
+}
+
+void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
+{
+    MPIR_Request *sreq = (MPIR_Request *) cookie;
+    int mpi_errno;
+    (void) ctx;
+    if (status != 0) {
+        complete_with_error(sreq, status);
+        return;
+    }
+    mpi_errno = request_sent(sreq);
+    if (mpi_errno && !MPIDI_CH3I_pending_errno)
+        MPIDI_CH3I_pending_errno = mpi_errno;
+}
+
+/* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
+int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
+{
+    sctpm_key key;
+    int rc;
+    if (MPIDI_CH3I_VC_peer(vc) < 0)
+        return MPIDI_CH3I_Peer_error(vc, -EHOSTUNREACH);
+    sreq->ch.vc = vc;
+    MPIDI_CH3I_Key_of(&sreq->dev.pending_pkt, sreq, &key);
+    iov[0].iov_base = &sreq->dev.pending_pkt;
+    iov[0].iov_len = sizeof(MPIDI_CH3_Pkt_t);
+    rc = sctpm_send(MPIDI_CH3I_sctp, vc->ch.peer, &key, iov, n, sreq);
+    if (rc < 0)
+        return MPIDI_CH3I_Peer_error(vc, rc);
+    if (rc == 0)
+        return request_sent(sreq);
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_iSend(MPIDI_VC_t * vc, MPIR_Request * sreq, void *hdr, intptr_t hdr_sz)
+{
+    struct iovec iov[1];
+    MPIR_Assert(hdr_sz <= (intptr_t) sizeof(MPIDI_CH3_Pkt_t));
+    if (hdr != &sreq->dev.pending_pkt)
+        memcpy(&sreq->dev.pending_pkt, hdr, hdr_sz);
+    return MPIDI_CH3I_Send_request(vc, sreq, iov, 1);
+}
+
+int MPIDI_CH3_iSendv(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n_iov)
+{
+    struct iovec local[MPL_IOV_LIMIT + 1];
+    MPIR_Assert(n_iov <= MPL_IOV_LIMIT);
+    if (iov[0].iov_base != &sreq->dev.pending_pkt)
+        memcpy(&sreq->dev.pending_pkt, iov[0].iov_base, iov[0].iov_len);
+    for (int i = 1; i < n_iov; i++)
+        local[i] = iov[i];
+    return MPIDI_CH3I_Send_request(vc, sreq, local, n_iov);
+}
+
+/* Messages up to this size are copied when they cannot leave at once (no request needed). */
+#define COPY_LIMIT (256 * 1024)
+
+static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
+{
+    sctpm_key key;
+    size_t total = 0;
+    int rc;
+    *sreq_ptr = NULL;
+    if (MPIDI_CH3I_VC_peer(vc) < 0)
+        return MPIDI_CH3I_Peer_error(vc, -EHOSTUNREACH);
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    if (total <= COPY_LIMIT) {
+        MPIDI_CH3I_Key_of((MPIDI_CH3_Pkt_t *) iov[0].iov_base, NULL, &key);
+        rc = sctpm_send_copy(MPIDI_CH3I_sctp, vc->ch.peer, &key, iov, n);
+        return rc < 0 ? MPIDI_CH3I_Peer_error(vc, rc) : MPI_SUCCESS;
+    }
+    /* Large (e.g. a PUT's origin data): the caller's buffers stay valid until the request completes. */
+    MPIR_Request *sreq = MPIR_Request_create(MPIR_REQUEST_KIND__SEND);
+    MPIR_ERR_CHKANDJUMP(sreq == NULL, rc, MPI_ERR_OTHER, "**nomemreq");
+    MPIR_Object_set_ref(sreq, 2);
+    sreq->dev.OnDataAvail = NULL;
+    memcpy(&sreq->dev.pending_pkt, iov[0].iov_base, sizeof(MPIDI_CH3_Pkt_t));
+    {
+        struct iovec local[MPL_IOV_LIMIT + 1];
+        for (int i = 1; i < n; i++)
+            local[i] = iov[i];
+        *sreq_ptr = sreq;
+        return MPIDI_CH3I_Send_request(vc, sreq, local, n);
+    }
+  fn_fail:
+    return rc;
+}
+
+int MPIDI_CH3_iStartMsg(MPIDI_VC_t * vc, void *pkt, intptr_t pkt_sz, MPIR_Request ** sreq_ptr)
+{
+    struct iovec iov = { pkt, sizeof(MPIDI_CH3_Pkt_t) }; /* receivers read fixed-size headers */
+    MPIR_Assert(pkt_sz <= (intptr_t) sizeof(MPIDI_CH3_Pkt_t));
+    return start_msg(vc, &iov, 1, sreq_ptr);
+}
+
+int MPIDI_CH3_iStartMsgv(MPIDI_VC_t * vc, struct iovec *iov, int n_iov, MPIR_Request ** sreq_ptr)
+{
+    struct iovec local[MPL_IOV_LIMIT + 1];
+    MPIR_Assert(n_iov <= MPL_IOV_LIMIT);
+    for (int i = 0; i < n_iov; i++)
+        local[i] = iov[i];
+    local[0].iov_len = sizeof(MPIDI_CH3_Pkt_t);
+    return start_msg(vc, local, n_iov, sreq_ptr);
+}
