@@ -1,1 +1,31 @@
-# iwarp/: the software RNIC (filled in by the iwarp issue).
+# iwarp/: the software RNIC (RDMAP/DDP over SCTP, RFC 5040/5041/5043).
+noinst_LTLIBRARIES += iwarp/libiwarp.la
+iwarp_libiwarp_la_SOURCES = \
+	iwarp/byte_order.hpp \
+	iwarp/wire.hpp iwarp/wire.cpp \
+	iwarp/memory.hpp iwarp/memory.cpp \
+	iwarp/validate.hpp iwarp/validate.cpp
+
+if HAVE_GTEST
+check_PROGRAMS += tests/iwarp_unit_tests
+tests_iwarp_unit_tests_SOURCES = \
+	tests/iwarp/test_wire.cpp \
+	tests/iwarp/test_memory.cpp \
+	tests/iwarp/test_validate.cpp
+tests_iwarp_unit_tests_LDADD = iwarp/libiwarp.la -lgtest -lgtest_main
+TESTS += tests/iwarp_unit_tests
+endif
+
+# libFuzzer target for decode + validate (clang): `make fuzz-iwarp` builds fuzz/iwarp_segment_fuzz.
+IWARP_FUZZ_CXX = clang++
+IWARP_FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I$(top_srcdir)/src -I$(top_srcdir)/iwarp
+IWARP_FUZZ_SOURCES = $(top_srcdir)/tests/fuzz/iwarp_segment_fuzz.cpp \
+	$(top_srcdir)/iwarp/wire.cpp $(top_srcdir)/iwarp/memory.cpp $(top_srcdir)/iwarp/validate.cpp
+fuzz/iwarp_segment_fuzz: $(IWARP_FUZZ_SOURCES) $(top_srcdir)/iwarp/wire.hpp $(top_srcdir)/iwarp/memory.hpp \
+		$(top_srcdir)/iwarp/validate.hpp $(top_srcdir)/iwarp/byte_order.hpp
+	@mkdir -p fuzz
+	$(IWARP_FUZZ_CXX) $(IWARP_FUZZ_FLAGS) -o $@ $(IWARP_FUZZ_SOURCES)
+fuzz-iwarp: fuzz/iwarp_segment_fuzz
+.PHONY: fuzz-iwarp
+EXTRA_DIST += tests/fuzz/iwarp_segment_fuzz.cpp

@@ -1,0 +1,54 @@
+/* osu_multi_lat: n/2 pairs ping-pong at the same time (rank i with rank i + n/2); the one-way
+ * latency in µs averaged over the pairs. */
+#include "util.h"
+
+#include <mpi.h>
+
+static const struct bench_desc desc = {
+    .title = "OSU MPI Multi Latency Test",
+    .columns = "# Size          Latency (us)",
+    .ranks = BENCH_RANKS_EVEN,
+    .min_size = 0, .max_size = 4 * BENCH_MIB,
+    .iters = 10000, .iters_large = 1000,
+    .skip = 100, .skip_large = 10,
+};
+
+int main(int argc, char **argv)
+{
+    struct bench_opts o;
+    bench_init(&argc, &argv, &desc, &o);
+    int pairs = o.nprocs / 2;
+    int pinger = o.rank < pairs;
+    int peer = pinger ? o.rank + pairs : o.rank - pairs;
+    char *sbuf = bench_alloc(o.max_size), *rbuf = bench_alloc(o.max_size);
+
+    for (size_t size = bench_first(&o); size <= o.max_size; size = bench_next(size)) {
+        int iters = bench_iters(&o, size), skip = bench_skip(&o, size);
+        unsigned in_seed = bench_seed(peer, o.rank, size);
+        bench_fill(sbuf, size, bench_seed(o.rank, peer, size));
+        double t0 = 0, lat = 0, sum = 0;
+
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < skip + iters; i++) {
+            if (i == skip)
+                t0 = MPI_Wtime();
+            if (i == skip + iters - 1)
+                bench_poison(rbuf, size, in_seed);
+            if (pinger) {
+                MPI_Send(sbuf, (int)size, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, (int)size, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(rbuf, (int)size, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, (int)size, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+            }
+        }
+        if (pinger)
+            lat = (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+        bench_check(rbuf, size, in_seed, "received message", size);
+        MPI_Reduce(&lat, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (o.rank == 0)
+            bench_print(size, sum / pairs);
+    }
+    bench_finalize();
+    return 0;
+}
