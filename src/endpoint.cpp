@@ -267,8 +267,14 @@ AssocId Endpoint::connect(const std::vector<std::string>& addresses, uint16_t sc
     std::vector<uint8_t> packed = pack_addresses(addrs);
     sctp_assoc_t id = 0;
     if (usrsctp_connectx(so_, reinterpret_cast<const sockaddr*>(packed.data()),
-                         static_cast<int>(addrs.size()), &id) != 0 &&
-        errno != EINPROGRESS)
+                         static_cast<int>(addrs.size()), &id) == 0 || errno == EINPROGRESS)
+        return id;
+    // The peer opened an association to us first (its hello is still on the way): use that one.
+    if (errno == EALREADY || errno == EISCONN || errno == EADDRINUSE)
+        for (auto& a : addrs)
+            if (sctp_assoc_t existing = usrsctp_getassocid(so_, reinterpret_cast<sockaddr*>(&a)))
+                return existing;
+    if (true)
         throw Error("cannot start an association to [" + join(addresses) + "] port " +
                     std::to_string(sctp_port) + " (UDP " + std::to_string(udp_port) +
                     "): " + std::strerror(errno));

@@ -384,8 +384,11 @@ void Transport::protocol_error(AssocId assoc, const std::string& why) {
 
 void Transport::handle_hello(AssocId assoc, const FrameHeader&, const uint8_t* payload, size_t len) {
     AssocEntry& a = peers_.assoc(assoc);
-    if (a.peer >= 0)
-        return; // we opened this association, so we know who is there
+    if (a.peer >= 0) { // we opened (or adopted) this association, so we know who is there
+        if (Peer* known = peers_.get(a.peer))
+            replay_pending(*known, assoc);
+        return;
+    }
     const size_t blob_len = len >= 2 ? (size_t(payload[0]) << 8 | payload[1]) : 0;
     if (len < 2 || 2 + blob_len > len) {
         protocol_error(assoc, "malformed hello of " + std::to_string(len) + " bytes");

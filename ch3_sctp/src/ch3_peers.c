@@ -93,6 +93,8 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
             rank >= MPIDI_PG_Get_size(pg))
             return -1;
         MPIDI_PG_Get_vc(pg, rank, &vc);
+        if (vc->state == MPIDI_VC_STATE_INACTIVE)
+            MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
         if (vc->ch.peer >= 0)
             return vc->ch.peer;
     } else if (text[0] == 'T') {
@@ -109,6 +111,9 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
     if (p < 0)
         return -1;
     MPIDI_CH3I_Peer_bind(p, vc);
+    /* A VC that only receives must still take part in the close handshake at MPI_Finalize. */
+    if (vc->state == MPIDI_VC_STATE_INACTIVE)
+        MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
     if (text[0] == 'T' && MPIDI_CH3I_Acceptq_enqueue(vc, vc->ch.port_name_tag) != MPI_SUCCESS)
         return -1;
     return p;
