@@ -24,6 +24,16 @@ void set_error(char* err, size_t errlen, const char* what) {
         std::snprintf(err, errlen, "%s", what);
 }
 
+sctpm::SendKey to_key(const sctpm_key* key) {
+    sctpm::SendKey k;
+    if (key) {
+        k.context = key->context;
+        k.tag = key->tag;
+        k.cls = key->cls;
+    }
+    return k;
+}
+
 std::vector<const char*> build_key_list() {
     std::vector<const char*> keys;
     for (const auto& k : sctpm::setting_keys())
@@ -135,12 +145,7 @@ void sctpm_peer_remove(sctpm_transport* t, sctpm_peer p) { t->impl->remove_peer(
 int sctpm_send(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt,
                void* cookie) {
     try {
-        sctpm::SendKey k;
-        if (key) {
-            k.context = key->context;
-            k.tag = key->tag;
-            k.cls = key->cls;
-        }
+        const sctpm::SendKey k = to_key(key);
         return t->impl->send(p, k, iov, iovcnt, cookie);
     } catch (const std::exception& e) {
         t->last_error = e.what();
@@ -150,12 +155,7 @@ int sctpm_send(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const str
 
 int sctpm_send_copy(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt) {
     try {
-        sctpm::SendKey k;
-        if (key) {
-            k.context = key->context;
-            k.tag = key->tag;
-            k.cls = key->cls;
-        }
+        const sctpm::SendKey k = to_key(key);
         return t->impl->send(p, k, iov, iovcnt, nullptr, true);
     } catch (const std::exception& e) {
         t->last_error = e.what();

@@ -269,16 +269,14 @@ AssocId Endpoint::connect(const std::vector<std::string>& addresses, uint16_t sc
     if (usrsctp_connectx(so_, reinterpret_cast<const sockaddr*>(packed.data()),
                          static_cast<int>(addrs.size()), &id) == 0 || errno == EINPROGRESS)
         return id;
+    const int err = errno;
     // The peer opened an association to us first (its hello is still on the way): use that one.
-    if (errno == EALREADY || errno == EISCONN || errno == EADDRINUSE)
+    if (err == EALREADY || err == EISCONN || err == EADDRINUSE)
         for (auto& a : addrs)
             if (sctp_assoc_t existing = usrsctp_getassocid(so_, reinterpret_cast<sockaddr*>(&a)))
                 return existing;
-    if (true)
-        throw Error("cannot start an association to [" + join(addresses) + "] port " +
-                    std::to_string(sctp_port) + " (UDP " + std::to_string(udp_port) +
-                    "): " + std::strerror(errno));
-    return id;
+    throw Error("cannot start an association to [" + join(addresses) + "] port " + std::to_string(sctp_port) +
+                " (UDP " + std::to_string(udp_port) + "): " + std::strerror(err));
 }
 
 long Endpoint::send(AssocId assoc, uint16_t stream, const void* data, size_t len) {

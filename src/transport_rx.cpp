@@ -14,7 +14,6 @@ namespace sctpm {
 namespace {
 
 constexpr uint64_t kUntilEor = ~0ull;
-constexpr uint16_t kMaxDomains = 1024;
 
 uint64_t rx_key(AssocId assoc, uint16_t stream) { return (uint64_t(assoc) << 16) | stream; }
 
@@ -134,10 +133,7 @@ void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const F
     std::shared_ptr<RxMessage> m;
     bool release_held = false;
     if (h.first()) {
-        if (h.domain >= kMaxDomains) {
-            protocol_error(assoc, "frame: domain " + std::to_string(h.domain) + " out of range");
-            return;
-        }
+        // decode_frame_header already bounded the domain (< 1024).
         if (h.domain >= p.order.size())
             p.order.resize(h.domain + 1);
         auto& w = p.order[h.domain];

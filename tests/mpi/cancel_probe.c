@@ -22,29 +22,8 @@
 static int rank, nprocs, peer;
 static MPI_Comm pc; /* communicator of this process' pair (size 2, or 1 for an odd one out) */
 
-static void fail(int line, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "cancel_probe: rank %d: FAIL (line %d): ", rank, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-#define FAIL(...) fail(__LINE__, __VA_ARGS__)
-#define CHK(call)                                                                  \
-    do {                                                                           \
-        int rc_ = (call);                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                  \
-            char s_[MPI_MAX_ERROR_STRING];                                         \
-            int l_;                                                                \
-            MPI_Error_string(rc_, s_, &l_);                                        \
-            FAIL("%s returned error: %s", #call, s_);                              \
-        }                                                                          \
-    } while (0)
+#define TEST_NAME "cancel_probe"
+#include "check.h"
 
 static void fill(unsigned char *b, int n, int seed)
 {

@@ -20,29 +20,8 @@
 static int wrank, wsize, quick;
 static const char *cname = "MPI_COMM_WORLD";
 
-static void fail(int line, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "collectives: rank %d: FAIL (line %d) on %s: ", wrank, line, cname);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-#define FAIL(...) fail(__LINE__, __VA_ARGS__)
-#define CHK(call)                                                                  \
-    do {                                                                           \
-        int rc_ = (call);                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                  \
-            char s_[MPI_MAX_ERROR_STRING];                                         \
-            int l_;                                                                \
-            MPI_Error_string(rc_, s_, &l_);                                        \
-            FAIL("%s returned error: %s", #call, s_);                              \
-        }                                                                          \
-    } while (0)
+#define TEST_NAME "collectives"
+#include "check.h"
 
 static int f(int p, int i) { return p * 1009 + (i % 997) * 3 + 1; } /* rank p's element i */
 

@@ -1,0 +1,36 @@
+/* Failure reporting shared by the MPI test programs. Define TEST_NAME and declare
+ * `static int rank;` before including: a failure prints "<name>: rank N: FAIL (line L): ..."
+ * (run-tests looks for it) and aborts the job. */
+#ifndef TESTS_MPI_CHECK_H
+#define TESTS_MPI_CHECK_H
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void fail(int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: rank %d: FAIL (line %d): ", TEST_NAME, rank, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+#define FAIL(...) fail(__LINE__, __VA_ARGS__)
+
+/* Errors are returned (not fatal) so that the failing call is named. */
+#define CHK(call)                                                                  \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                  \
+            char s_[MPI_MAX_ERROR_STRING];                                         \
+            int l_;                                                                \
+            MPI_Error_string(rc_, s_, &l_);                                        \
+            FAIL("%s returned error: %s", #call, s_);                              \
+        }                                                                          \
+    } while (0)
+
+#endif
