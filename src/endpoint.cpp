@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -11,6 +12,7 @@
 #include <usrsctp.h>
 
 #include "error.hpp"
+#include "path_params.hpp"
 
 // Implemented by usrsctp 0.9.5.0 but not exported by its header.
 #ifndef SCTP_CMT_ON_OFF
@@ -174,6 +176,10 @@ Endpoint::Endpoint(const Settings& s, uint16_t port, const std::vector<std::stri
         bound_ = addresses;
     }
     path_mtu_ = s.path_mtu ? s.path_mtu : auto_path_mtu(addresses);
+    // Also the default of future associations (a per-association setting after COMM_UP left
+    // every chunk at 1444 bytes, one per packet).
+    if (int e = set_path_params(so_, family_, SCTP_FUTURE_ASSOC, path_params(s_, path_mtu_)))
+        throw Error(std::string("cannot set socket option SCTP_PEER_ADDR_PARAMS (path MTU): ") + std::strerror(e));
     if (usrsctp_listen(so_, 1) != 0)
         throw Error(std::string("usrsctp_listen failed: ") + std::strerror(errno));
 }
@@ -313,15 +319,8 @@ RecvResult Endpoint::recv(void* buf, size_t len) {
 }
 
 void Endpoint::tune_association(AssocId assoc) {
-    sctp_paddrparams pp{};
-    pp.spp_address.ss_family = static_cast<sa_family_t>(family_); // wildcard: every path
-    pp.spp_assoc_id = assoc;
-    pp.spp_flags = SPP_HB_ENABLE | SPP_PMTUD_DISABLE;
-    pp.spp_hbinterval = s_.heartbeat_ms;
-    pp.spp_pathmtu = path_mtu_;
-    pp.spp_pathmaxrxt = static_cast<uint16_t>(s_.path_max_retrans);
     // Failures here leave defaults in place; the association still works, so report nothing fatal.
-    usrsctp_setsockopt(so_, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp);
+    set_path_params(so_, family_, assoc, path_params(s_, path_mtu_));
 
     sctp_paddrthlds th{};
     th.spt_address.ss_family = static_cast<sa_family_t>(family_);
@@ -332,18 +331,29 @@ void Endpoint::tune_association(AssocId assoc) {
     usrsctp_setsockopt(so_, IPPROTO_SCTP, SCTP_PEER_ADDR_THLDS, &th, sizeof th);
 }
 
+// A send of no data that only carries flags (ABORT, EOF). usrsctp_sendv refuses a null buffer
+// (EFAULT) even for zero bytes, which silently disabled both until this was found.
+void Endpoint::send_flags_only(const sctp_sndinfo& info, const char* what) {
+    static const char none = 0;
+    // The association being gone already (the peer ended it first) is normal; only a refused
+    // call is worth a word.
+    if (usrsctp_sendv(so_, &none, 0, nullptr, 0, const_cast<sctp_sndinfo*>(&info), sizeof info, SCTP_SENDV_SNDINFO, 0) < 0 &&
+        (errno == EFAULT || errno == EBADF))
+        std::fprintf(stderr, "sctpm: %s of association %u failed: %s\n", what, info.snd_assoc_id, std::strerror(errno));
+}
+
 void Endpoint::abort(AssocId assoc) {
     sctp_sndinfo info{};
     info.snd_flags = SCTP_ABORT;
     info.snd_assoc_id = assoc;
-    usrsctp_sendv(so_, nullptr, 0, nullptr, 0, &info, sizeof info, SCTP_SENDV_SNDINFO, 0);
+    send_flags_only(info, "abort");
 }
 
 void Endpoint::shutdown_assoc(AssocId assoc) {
     sctp_sndinfo info{};
     info.snd_flags = SCTP_EOF;
     info.snd_assoc_id = assoc;
-    usrsctp_sendv(so_, nullptr, 0, nullptr, 0, &info, sizeof info, SCTP_SENDV_SNDINFO, 0);
+    send_flags_only(info, "shutdown");
 }
 
 std::vector<PathStatus> Endpoint::paths(AssocId assoc) {
@@ -377,3 +387,4 @@ std::vector<PathStatus> Endpoint::paths(AssocId assoc) {
 }
 
 } // namespace sctpm
+

@@ -9,6 +9,7 @@
 #include "settings.hpp"
 
 struct socket; // usrsctp
+struct sctp_sndinfo;
 
 namespace sctpm {
 
@@ -62,6 +63,7 @@ public:
 private:
     void set_option(int level, int name, const void* value, socklen_t len, const char* what);
     void apply_socket_options();
+    void send_flags_only(const ::sctp_sndinfo& info, const char* what);
 
     const Settings& s_;
     struct socket* so_ = nullptr;

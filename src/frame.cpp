@@ -35,6 +35,7 @@ FrameHeader parse(const uint8_t* b) {
     FrameHeader h;
     h.kind = FrameKind(b[3]);
     h.flags = b[4];
+    h.link = b[5];
     h.domain = uint16_t(get_be(b + 6, 2));
     h.seq = uint32_t(get_be(b + 8, 4));
     h.frag_len = uint32_t(get_be(b + 12, 4));
@@ -54,8 +55,6 @@ std::string check_fields(const uint8_t* b) {
         return "frame: bad kind " + dec(b[3]);
     if (b[4] & ~(kFrameFirst | kFrameLast))
         return "frame: bad flags " + hex(b[4], 2) + " (only first 0x01 and last 0x02 exist)";
-    if (b[5] != 0)
-        return "frame: reserved byte 5 is " + hex(b[5], 2) + ", must be zero";
     const uint64_t domain = get_be(b + 6, 2);
     if (domain >= kMaxDomains)
         return "frame: domain " + dec(domain) + " out of range (< " + dec(kMaxDomains) + ")";
@@ -164,7 +163,7 @@ void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]) {
     out[2] = kFrameVersion;
     out[3] = uint8_t(h.kind);
     out[4] = h.flags;
-    out[5] = 0;
+    out[5] = h.link;
     put_be(out + 6, h.domain, 2);
     put_be(out + 8, h.seq, 4);
     put_be(out + 12, h.frag_len, 4);

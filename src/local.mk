@@ -8,7 +8,9 @@ src_libsctpmpi_la_SOURCES = \
 	src/reorder.hpp \
 	src/stream_map.hpp src/stream_map.cpp \
 	src/stack.hpp src/stack.cpp \
+	src/path_params.hpp src/path_params.cpp \
 	src/endpoint.hpp src/endpoint.cpp \
+	src/abort_cause.hpp src/abort_cause.cpp \
 	src/peer_table.hpp src/peer_table.cpp \
 	src/card.hpp src/card.cpp \
 	src/progress.hpp src/progress.cpp \

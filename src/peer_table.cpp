@@ -1,5 +1,7 @@
 #include "peer_table.hpp"
 
+#include <algorithm>
+
 namespace sctpm {
 
 Peer& PeerTable::add(const Card& card, uint16_t streams) {
@@ -18,9 +20,40 @@ AssocEntry* PeerTable::find_assoc(AssocId id) {
     return it == assocs_.end() ? nullptr : &it->second;
 }
 
-Peer* PeerTable::peer_of(AssocId id) {
-    AssocEntry* a = find_assoc(id);
-    return a ? get(a->peer) : nullptr;
+std::vector<sctpm_peer> AssocEntry::peers() const {
+    std::vector<sctpm_peer> out;
+    for (const auto& [byte, id] : links)
+        if (std::find(out.begin(), out.end(), id) == out.end())
+            out.push_back(id);
+    return out;
+}
+
+namespace {
+bool same_endpoint(const Card& a, const Card& b) {
+    return a.sctp_port == b.sctp_port && a.udp_port == b.udp_port && a.addresses == b.addresses;
+}
+} // namespace
+
+AssocId PeerTable::live_assoc_to(const Card& card, sctpm_peer except) const {
+    for (const auto& p : peers_) {
+        const bool live = p->state == Peer::State::connecting || p->state == Peer::State::up;
+        if (p->id == except || !live || !p->assoc || !same_endpoint(p->card, card))
+            continue;
+        auto it = assocs_.find(p->assoc);
+        if (it != assocs_.end() && !it->second.ended)
+            return p->assoc;
+    }
+    return 0;
+}
+
+bool PeerTable::has_live_peer(AssocId id) {
+    const AssocEntry* a = find_assoc(id);
+    if (!a)
+        return false;
+    for (sctpm_peer pid : a->peers())
+        if (const Peer* p = get(pid); p && p->state != Peer::State::failed)
+            return true;
+    return false;
 }
 
 } // namespace sctpm

@@ -1,8 +1,10 @@
-// Peers and associations: who is behind each association, per-peer send queues, receive state
+// Peers and associations: which peers are linked on each association (links multiplex several
+// peers to the same remote process on its one association), per-peer send queues, receive state
 // per stream, reorder windows per ordering domain, and counters.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <sys/socket.h>
@@ -61,6 +63,7 @@ struct Peer {
     Card card;
     State state = State::idle;
     AssocId assoc = 0;
+    uint8_t link = 0;    // the link byte on the frames this peer sends on `assoc` (see frame.hpp)
     bool hello_sent = false;
     std::string hello;   // our introduction on this association if not the transport's default
     std::string failure; // why the peer failed
@@ -75,11 +78,41 @@ struct Peer {
     sctpm_peer_stats stats{};
 };
 
-// An association we know of. Associations opened by a peer are anonymous until its hello
-// arrives; their messages wait (copied) in `pending` until then.
+// A link of one association as this side sees it: who opened it and the opener's number for it.
+struct LinkKey {
+    bool opened_by_me = false;
+    uint8_t number = 0; // < kMaxLinks
+
+    // The link a received frame belongs to, from its link byte.
+    static LinkKey of_received(uint8_t byte) {
+        return {(byte & kLinkOpenedByReceiver) != 0, uint8_t(byte & ~kLinkOpenedByReceiver)};
+    }
+    // The byte our frames on this link carry.
+    uint8_t outgoing_byte() const { return opened_by_me ? number : uint8_t(number | kLinkOpenedByReceiver); }
+    // The byte the other side's frames on this link carry: unique per link, the map key.
+    uint8_t incoming_byte() const { return uint8_t(outgoing_byte() ^ kLinkOpenedByReceiver); }
+    std::string describe() const {
+        return "link " + std::to_string(number) + (opened_by_me ? " (opened here)" : " (opened by the peer)");
+    }
+};
+
+// An association we know of and the peers linked on it. A link the other side opened is anonymous
+// until its hello arrives; its messages wait (copied) in `pending` until then. An ended association
+// (aborted, or failed by the stack) keeps its entry, so that bytes still queued for it are dropped,
+// until the stack's final notification about it.
 struct AssocEntry {
-    sctpm_peer peer = -1;
-    std::vector<std::pair<uint16_t, std::string>> pending; // (stream, whole SCTP message)
+    using Held = std::vector<std::pair<uint16_t, std::string>>; // (stream, whole SCTP message)
+    std::map<uint8_t, sctpm_peer> links; // by LinkKey::incoming_byte()
+    std::map<uint8_t, Held> pending;     // messages of anonymous links, by LinkKey::incoming_byte()
+    unsigned next_link = 0;              // number of the next link this side opens
+    bool up = false;                     // COMM_UP seen
+    bool ended = false;
+
+    sctpm_peer peer_on(LinkKey k) const {
+        auto it = links.find(k.incoming_byte());
+        return it == links.end() ? -1 : it->second;
+    }
+    std::vector<sctpm_peer> peers() const; // every peer linked here, once
 };
 
 class PeerTable {
@@ -92,7 +125,10 @@ public:
     AssocEntry& assoc(AssocId id) { return assocs_[id]; }
     AssocEntry* find_assoc(AssocId id);
     void forget_assoc(AssocId id) { assocs_.erase(id); }
-    Peer* peer_of(AssocId id);
+    // The association of a live peer other than `except` with this card (the same remote endpoint),
+    // or 0. usrsctp keeps one association per pair of endpoints: new peers link onto it.
+    AssocId live_assoc_to(const Card& card, sctpm_peer except) const;
+    bool has_live_peer(AssocId id);
 
 private:
     std::vector<std::unique_ptr<Peer>> peers_; // stable addresses: callbacks may add peers

@@ -12,6 +12,8 @@
 
 namespace sctpm {
 namespace {
+constexpr int64_t kLookAnywayUs = 200000;
+
 int64_t now_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -91,17 +93,25 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
             return 0;
         sleeping_.store(true, std::memory_order_seq_cst);
         int64_t wait_us = activity() != seen ? 0 : busy() ? std::min<int64_t>(left, retry_us) : left;
+        // Never sleep longer than kLookAnywayUs: usrsctp does not always call the upcall (seen:
+        // the notifications of an association it aborted after all paths failed never woke a
+        // waiter, and the MPI job hung), so an idle waiter looks at the socket now and then.
+        const bool capped = wait_us > kLookAnywayUs;
+        if (capped)
+            wait_us = kLookAnywayUs;
         timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
         pollfd p{efd_, POLLIN, 0};
         if (on_block)
             on_block(true);
-        ppoll(&p, 1, wait_us >= INT64_MAX / 2 ? nullptr : &ts, nullptr);
+        const int ready = ppoll(&p, 1, &ts, nullptr);
         if (on_block)
             on_block(false);
         sleeping_.store(false, std::memory_order_release);
         uint64_t drained;
         while (read(efd_, &drained, sizeof drained) > 0) {
         }
+        if (ready == 0 && capped)
+            activity_.fetch_add(1, std::memory_order_acq_rel); // makes the read stage look
         seen = activity();
         work = run_once();
         if (work || woken_.exchange(false, std::memory_order_acq_rel))

@@ -38,7 +38,7 @@ struct Settings {
     uint32_t init_max_attempts = 8;    // key "init_max_attempts": INIT retransmissions before CANT_START
     uint32_t path_mtu = 0;             // key "path_mtu": 0 = from the interfaces' MTU (minus 28), capped at 16000
     uint32_t sndbuf = 8u << 20;        // key "sndbuf" (bytes)
-    uint32_t rcvbuf = 8u << 20;        // key "rcvbuf" (bytes)
+    uint32_t rcvbuf = 8u << 20;        // key "rcvbuf" (bytes); with CMT on, kCmtRcvbuf unless set
     uint32_t udp_buffer = 4u << 20;    // key "udp_buffer": kernel buffers of usrsctp's UDP sockets
     uint32_t max_chunks_on_queue = 65536; // key "max_chunks_on_queue"
     uint32_t sack_delay_ms = 10;       // key "sack_delay_ms": delayed-SACK timer (0 = SACK every packet)
@@ -48,6 +48,9 @@ struct Settings {
     uint32_t spin_us = 100;            // key "spin_us": busy-poll before blocking on the eventfd
     bool log_paths = false;            // key "log_paths": one stderr line per path state change
 };
+
+// The receive buffer load_settings uses with CMT when none is set (settings.cpp says why).
+constexpr uint32_t kCmtRcvbuf = 512u << 10;
 
 // Key list with descriptions, in the order of the struct above.
 struct SettingKey {

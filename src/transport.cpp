@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <netdb.h>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -100,8 +101,13 @@ bool Transport::peer_failed(sctpm_peer id) const {
 
 void Transport::remove_peer(sctpm_peer id) {
     Peer* p = peers_.get(id);
-    if (p && p->state != Peer::State::failed)
-        fail_peer(*p, SCTPM_EV_ASSOC_LOST, ECONNABORTED, "peer " + std::to_string(id) + " was removed");
+    if (!p || p->state == Peer::State::failed)
+        return;
+    const AssocId assoc = p->assoc;
+    fail_peer(*p, SCTPM_EV_ASSOC_LOST, ECONNABORTED, "peer " + std::to_string(id) + " was removed");
+    // Other peers may still be linked on the association: only the last one takes it down.
+    if (assoc && !peers_.has_live_peer(assoc))
+        abort_assoc(assoc);
 }
 
 void Transport::emit(sctpm_event& ev) {
@@ -109,6 +115,23 @@ void Transport::emit(sctpm_event& ev) {
         std::fprintf(stderr, "[sctpm %d] %s\n", getpid(), ev.detail);
     if (cb_.on_event)
         cb_.on_event(cb_.ctx, &ev);
+}
+
+void Transport::emit_for_linked_peers(AssocId assoc, sctpm_event ev) {
+    std::vector<sctpm_peer> linked;
+    if (const AssocEntry* a = peers_.find_assoc(assoc))
+        linked = a->peers();
+    bool told = false;
+    for (sctpm_peer id : linked)
+        if (const Peer* p = peers_.get(id); p && p->state != Peer::State::failed) {
+            ev.peer = id;
+            emit(ev);
+            told = true;
+        }
+    if (!told) {
+        ev.peer = -1;
+        emit(ev);
+    }
 }
 
 void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::string& why) {
@@ -128,15 +151,6 @@ void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::
         w = ReorderWindow<std::shared_ptr<RxMessage>>();
     if (cont_.peer == &p && cont_.mode != ContMode::none)
         cont_.mode = ContMode::discard; // the rest of the message in the socket is dropped
-    if (p.assoc) {
-        if (type == SCTPM_EV_PROTOCOL_ERROR || type == SCTPM_EV_ASSOC_LOST) {
-            if (cont_.mode != ContMode::none && cont_.assoc == p.assoc)
-                deferred_abort_ = p.assoc; // drain the half-read message first
-            else
-                ep_->abort(p.assoc);
-        }
-        peers_.forget_assoc(p.assoc);
-    }
     sctpm_event ev{};
     ev.type = type;
     ev.peer = p.id;
@@ -144,6 +158,34 @@ void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::
     ev.error = error;
     std::snprintf(ev.detail, sizeof ev.detail, "%s", why.c_str());
     emit(ev);
+}
+
+int Transport::end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int error, const PeerReason& why) {
+    if (abort)
+        abort_assoc(assoc);
+    AssocEntry* a = peers_.find_assoc(assoc);
+    if (!a)
+        return 0;
+    a->ended = true;
+    if (cont_.mode != ContMode::none && cont_.assoc == assoc)
+        cont_.mode = ContMode::discard; // also when it was being held for an anonymous link
+    a->pending.clear();
+    int failed = 0;
+    for (sctpm_peer id : a->peers()) // a copy: the event callbacks may link new peers
+        if (Peer* p = peers_.get(id); p && p->state != Peer::State::failed) {
+            fail_peer(*p, type, error, why(*p));
+            ++failed;
+        }
+    return failed;
+}
+
+void Transport::abort_assoc(AssocId assoc) {
+    if (cont_.mode != ContMode::none && cont_.assoc == assoc)
+        deferred_abort_ = assoc; // drain the half-read message first
+    else
+        ep_->abort(assoc);
+    if (AssocEntry* a = peers_.find_assoc(assoc))
+        a->ended = true;
 }
 
 void Transport::add_stage(const std::string& name, int (*fn)(void*), void* arg) {
@@ -167,22 +209,20 @@ void Transport::shutdown(int timeout_ms) {
     while (sends_pending() && left_us() > 0)
         progress(std::min<int64_t>(left_us(), 10000));
     // Graceful SHUTDOWN delivers whatever the stack still holds before the association ends.
-    int open = 0;
-    for (size_t i = 0; i < peers_.size(); ++i) {
-        Peer* p = peers_.get(static_cast<sctpm_peer>(i));
-        if (p->assoc && p->state != Peer::State::failed) {
-            ep_->shutdown_assoc(p->assoc);
-            ++open;
-        }
-    }
-    while (open > 0 && left_us() > 0) {
-        progress(std::min<int64_t>(left_us(), 10000));
-        open = 0;
+    // Several peers may share one association: shut each down once.
+    auto open_assocs = [this] {
+        std::set<AssocId> open;
         for (size_t i = 0; i < peers_.size(); ++i) {
-            Peer* p = peers_.get(static_cast<sctpm_peer>(i));
-            open += p->assoc && p->state != Peer::State::failed;
+            const Peer* p = peers_.get(static_cast<sctpm_peer>(i));
+            if (p->assoc && p->state != Peer::State::failed)
+                open.insert(p->assoc);
         }
-    }
+        return open;
+    };
+    for (AssocId a : open_assocs())
+        ep_->shutdown_assoc(a);
+    while (!open_assocs().empty() && left_us() > 0)
+        progress(std::min<int64_t>(left_us(), 10000));
 }
 
 int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {

@@ -1,8 +1,12 @@
 // The transport: one endpoint, the peer table, the send queues and the receive path, driven by
 // the progress pipeline (read, write; more stages can be added). Not thread-safe except wakeup():
 // the owner serialises calls (MPICH's CH3 does, under its global lock).
+// Peers to the same remote process share its one association, each on its own link (frame.hpp):
+// association events reach every peer linked on it.
 #pragma once
+#include <cerrno>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +18,9 @@
 #include "settings.hpp"
 #include "stack.hpp"
 #include "stream_map.hpp"
+
+struct sctp_assoc_change; // usrsctp
+struct sctp_paddr_change;
 
 namespace sctpm {
 
@@ -63,16 +70,25 @@ private:
     void start_data(const RecvResult& r);
     void handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const FrameHeader& h,
                          const uint8_t* avail, size_t avail_len, uint64_t remaining);
-    void handle_hello(AssocId assoc, const FrameHeader& h, const uint8_t* payload, size_t len);
-    void replay_pending(Peer& p, AssocId assoc);
+    void discard_rest(uint64_t remaining);
+    void handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
+    void adopt_link(Peer& p, AssocId assoc, LinkKey link);
+    void replay_pending(Peer& p, AssocId assoc, LinkKey link);
     void deliver_in_order(Peer& p, uint16_t domain);
     void deliver(Peer& p, RxMessage& m, const uint8_t* head, size_t head_len);
     bool place_bytes(Peer& p, RxMessage& m, const uint8_t* data, size_t len);
     bool next_dest(Peer& p, RxMessage& m);
     void finish_fragment();
     void count_path(Peer& p, const sockaddr_storage& from, size_t n);
-    void protocol_error(AssocId assoc, const std::string& why);
+    // Malformed or undeliverable bytes on an association: abort it, failing every peer on it.
+    // culprit: the peer whose link the bytes came on, if known.
+    void protocol_error(AssocId assoc, const Peer* culprit, const std::string& why, int error = EPROTO);
+    void receive_failed(Peer& p, int error, const std::string& why);
     void handle_notification(const uint8_t* data, size_t len);
+    void handle_assoc_change(const sctp_assoc_change& c, size_t len);
+    void handle_path_change(const sctp_paddr_change& c);
+    void assoc_up(AssocId assoc);
+    void assoc_shut_down(AssocId assoc);
 
     // ---- send path (transport_tx.cpp)
     int write_stage();
@@ -81,8 +97,16 @@ private:
     void queue_hello(Peer& p);
     void flush_completions();
 
+    // Fails this peer alone: its queued sends complete with -ECONNRESET, one event. Its association
+    // is left alone (other peers may be linked on it).
     void fail_peer(Peer& p, sctpm_event_type type, int error, const std::string& why);
+    // Ends an association: fails every live peer linked on it (each with why(peer)) and marks it
+    // ended; abort: also abort it (after a half-read message of it). Returns the peers failed.
+    using PeerReason = std::function<std::string(const Peer&)>;
+    int end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int error, const PeerReason& why);
+    void abort_assoc(AssocId assoc);
     void emit(sctpm_event& ev);
+    void emit_for_linked_peers(AssocId assoc, sctpm_event ev); // one copy per live peer, or peer -1
 
     Settings s_;
     StackInfo stack_;
@@ -98,6 +122,7 @@ private:
     struct StagedFragment { // what txbuf_ holds
         const TxMessage* msg = nullptr;
         sctpm_peer peer = -1;
+        uint8_t link = 0;
         uint16_t stream = 0;
         uint64_t offset = 0;
         bool operator==(const StagedFragment&) const = default;

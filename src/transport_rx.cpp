@@ -2,6 +2,7 @@
 // destination the caller names (or hold it while an earlier message of its domain is missing).
 // With SCTP_FRAGMENT_INTERLEAVE 0 the rest of a partially read SCTP message comes next, so a
 // read can stop mid-message (`cont_`) and resume on the next progress call.
+// Each frame's link byte picks the peer it is for; a link's frames before its hello are held.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,12 +10,16 @@
 
 #include "error.hpp"
 #include "transport.hpp"
+#include "abort_cause.hpp"
 
 namespace sctpm {
 namespace {
 
 constexpr uint64_t kUntilEor = ~0ull;
 
+// A peer's receive state per (association, stream). One remote sender per peer: every link maps
+// to one peer, and a peer on the other side sends on one link only, so fragments from different
+// senders never meet in one sequencer.
 uint64_t rx_key(AssocId assoc, uint16_t stream) { return (uint64_t(assoc) << 16) | stream; }
 
 bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
@@ -82,35 +87,43 @@ void Transport::start_data(const RecvResult& r) {
     cont_ = Continuation{};
     cont_.assoc = r.assoc;
     cont_.stream = r.stream;
+    AssocEntry& a = peers_.assoc(r.assoc);
+    if (a.ended) { // aborted or failing: its peers have been told
+        discard_rest(r.eor ? 0 : kUntilEor);
+        return;
+    }
     if (!why.empty()) {
         if (!r.eor) {
             cont_.mode = ContMode::discard;
             cont_.remaining = kUntilEor;
         }
-        protocol_error(r.assoc, why);
+        protocol_error(r.assoc, nullptr, why);
         return;
     }
     const uint64_t remaining = h->frag_len - avail;
-    AssocEntry& a = peers_.assoc(r.assoc);
-    Peer* p = peers_.get(a.peer);
+    const LinkKey link = LinkKey::of_received(h->link);
     if (h->kind == FrameKind::hello) {
-        handle_hello(r.assoc, *h, rxbuf_.data() + kFrameHeaderSize, avail);
+        handle_hello(r.assoc, link, rxbuf_.data() + kFrameHeaderSize, avail);
         return; // a hello always fits in rxbuf_ (its size includes kMaxHelloBytes)
     }
-    if (!p) { // anonymous association: keep the whole message until the hello names the peer
-        a.pending.emplace_back(r.stream, std::string(reinterpret_cast<char*>(rxbuf_.data()), n));
+    Peer* p = peers_.get(a.peer_on(link));
+    if (!p && link.opened_by_me) {
+        discard_rest(remaining);
+        protocol_error(r.assoc, nullptr, "data on " + link.describe() + ", which this side never opened");
+        return;
+    }
+    if (!p) { // anonymous link: keep the whole message until its hello names the peer
+        auto& held = a.pending[link.incoming_byte()];
+        held.emplace_back(r.stream, std::string(reinterpret_cast<char*>(rxbuf_.data()), n));
         if (remaining) {
             cont_.mode = ContMode::raw;
             cont_.remaining = remaining;
-            cont_.raw = &a.pending.back().second;
+            cont_.raw = &held.back().second;
         }
         return;
     }
     if (p->state == Peer::State::failed) {
-        if (remaining) {
-            cont_.mode = ContMode::discard;
-            cont_.remaining = remaining;
-        }
+        discard_rest(remaining);
         return;
     }
     count_path(*p, r.from, n);
@@ -118,16 +131,21 @@ void Transport::start_data(const RecvResult& r) {
     handle_fragment(*p, r.assoc, r.stream, *h, rxbuf_.data() + kFrameHeaderSize, avail, remaining);
 }
 
+// Drop what is left of the current SCTP message.
+void Transport::discard_rest(uint64_t remaining) {
+    if (remaining) {
+        cont_.mode = ContMode::discard;
+        cont_.remaining = remaining;
+    }
+}
+
 void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const FrameHeader& h,
                                 const uint8_t* avail, size_t avail_len, uint64_t remaining) {
     StreamRx& sr = p.rx[rx_key(assoc, stream)];
     std::string why = sr.sequencer.accept(h);
     if (!why.empty()) {
-        if (remaining) {
-            cont_.mode = ContMode::discard;
-            cont_.remaining = remaining;
-        }
-        protocol_error(assoc, why + " (stream " + std::to_string(stream) + ")");
+        discard_rest(remaining);
+        protocol_error(assoc, &p, why + " (stream " + std::to_string(stream) + ")");
         return;
     }
     std::shared_ptr<RxMessage> m;
@@ -143,7 +161,8 @@ void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const F
             try {
                 w.hold(h.seq, m);
             } catch (const Error& e) {
-                protocol_error(assoc, e.what());
+                discard_rest(remaining);
+                protocol_error(assoc, &p, e.what());
                 return;
             }
             ++p.stats.reordered;
@@ -168,7 +187,9 @@ void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const F
         else
             m->buffered.append(reinterpret_cast<const char*>(avail), avail_len);
     }
-    if (remaining && p.state != Peer::State::failed) {
+    if (p.state == Peer::State::failed) {
+        discard_rest(remaining); // the receiver failed on this fragment's head
+    } else if (remaining) {
         cont_.mode = m->delivered ? ContMode::place : ContMode::buffer;
         cont_.remaining = remaining;
         cont_.msg = m;
@@ -203,9 +224,8 @@ void Transport::deliver(Peer& p, RxMessage& m, const uint8_t* head, size_t head_
     m.handle = handle;
     m.placed = used;
     if (m.placed < m.total && !handle) {
-        fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, EPROTO,
-                  "peer " + std::to_string(p.id) + ": the receiver took " + std::to_string(used) + " of a " +
-                      std::to_string(m.total) + "-byte message and named no destination for the rest");
+        receive_failed(p, EPROTO, "the receiver took " + std::to_string(used) + " of a " + std::to_string(m.total) +
+                                      "-byte message and named no destination for the rest");
         return;
     }
     if (used < head_len)
@@ -222,9 +242,8 @@ bool Transport::next_dest(Peer& p, RxMessage& m) {
     for (int i = 0; i < n && i < 16; ++i)
         room += m.dest[i].iov_len;
     if (n <= 0 || room == 0) {
-        fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, EMSGSIZE,
-                  "peer " + std::to_string(p.id) + ": no room for the remaining " + std::to_string(m.total - m.placed) +
-                      " bytes of a " + std::to_string(m.total) + "-byte message");
+        receive_failed(p, EMSGSIZE, "no room for the remaining " + std::to_string(m.total - m.placed) + " bytes of a " +
+                                        std::to_string(m.total) + "-byte message");
         return false;
     }
     m.dest_count = std::min(n, 16);
@@ -258,7 +277,7 @@ static void advance_cursor(RxMessage& m, size_t k, const sctpm_callbacks& cb) {
 bool Transport::place_bytes(Peer& p, RxMessage& m, const uint8_t* data, size_t len) {
     while (len > 0 && p.state != Peer::State::failed) {
         if (m.placed + len > m.total) {
-            fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, EPROTO, "peer " + std::to_string(p.id) + ": message longer than announced");
+            receive_failed(p, EPROTO, "message longer than announced");
             return false;
         }
         if (!next_dest(p, m))
@@ -331,8 +350,8 @@ bool Transport::continue_message() {
             } else {
                 cont_.remaining = 0;
             }
-            protocol_error(assoc, early_end ? "truncated frame: the SCTP message ended before its payload did"
-                                            : "frame longer than its header says");
+            protocol_error(assoc, cont_.peer, early_end ? "truncated frame: the SCTP message ended before its payload did"
+                                                        : "frame longer than its header says");
         }
     }
     finish_fragment();
@@ -357,69 +376,99 @@ void Transport::count_path(Peer& p, const sockaddr_storage& from, size_t n) {
     p.paths.push_back({from, n});
 }
 
-void Transport::protocol_error(AssocId assoc, const std::string& why) {
-    Peer* p = peers_.peer_of(assoc);
-    if (p) {
-        fail_peer(*p, SCTPM_EV_PROTOCOL_ERROR, EPROTO, "peer " + std::to_string(p->id) + " (association " +
-                                                           std::to_string(assoc) + "): " + why);
-        return;
+void Transport::protocol_error(AssocId assoc, const Peer* culprit, const std::string& why, int error) {
+    const std::string where = "association " + std::to_string(assoc);
+    const AssocEntry* a = peers_.find_assoc(assoc);
+    if (a && a->ended)
+        return; // its end was reported; later bytes of it are discarded
+    const bool identified = a && !a->links.empty();
+    const int told = end_assoc(assoc, true, SCTPM_EV_PROTOCOL_ERROR, error, [&](const Peer& p) {
+        const std::string peer = "peer " + std::to_string(p.id) + " (" + where + "): ";
+        if (!culprit || &p == culprit)
+            return peer + why;
+        return peer + "aborted for a protocol error on peer " + std::to_string(culprit->id) + "'s link: " + why;
+    });
+    // A culprit linked on another association than its own still has to fail.
+    if (culprit && culprit->state != Peer::State::failed)
+        fail_peer(*peers_.get(culprit->id), SCTPM_EV_PROTOCOL_ERROR, error,
+                  "peer " + std::to_string(culprit->id) + " (" + where + "): " + why);
+    else if (told == 0) {
+        sctpm_event ev{};
+        ev.type = SCTPM_EV_PROTOCOL_ERROR;
+        ev.peer = -1;
+        ev.assoc_id = assoc;
+        ev.error = error;
+        std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: %s",
+                      identified ? "(every peer failed already)" : "unidentified", assoc, why.c_str());
+        emit(ev);
     }
-    if (cont_.mode != ContMode::none && cont_.assoc == assoc)
-        deferred_abort_ = assoc;
-    else
-        ep_->abort(assoc);
-    peers_.forget_assoc(assoc);
-    sctpm_event ev{};
-    ev.type = SCTPM_EV_PROTOCOL_ERROR;
-    ev.peer = -1;
-    ev.assoc_id = assoc;
-    ev.error = EPROTO;
-    std::snprintf(ev.detail, sizeof ev.detail, "unidentified association %u: %s", assoc, why.c_str());
-    emit(ev);
 }
 
-void Transport::handle_hello(AssocId assoc, const FrameHeader&, const uint8_t* payload, size_t len) {
-    AssocEntry& a = peers_.assoc(assoc);
-    if (a.peer >= 0) { // we opened (or adopted) this association, so we know who is there
-        if (Peer* known = peers_.get(a.peer))
-            replay_pending(*known, assoc);
+// A message for p cannot be completed: its stream state is lost, and so is its association.
+void Transport::receive_failed(Peer& p, int error, const std::string& why) {
+    if (p.assoc)
+        protocol_error(p.assoc, &p, why, error);
+    else
+        fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, error, "peer " + std::to_string(p.id) + ": " + why);
+}
+
+void Transport::handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len) {
+    if (link.opened_by_me) {
+        protocol_error(assoc, nullptr, "hello on " + link.describe() + ": only the side that opens a link says hello");
+        return;
+    }
+    if (sctpm_peer known = peers_.assoc(assoc).peer_on(link); known >= 0) {
+        protocol_error(assoc, peers_.get(known), "second hello on " + link.describe());
         return;
     }
     const size_t blob_len = len >= 2 ? (size_t(payload[0]) << 8 | payload[1]) : 0;
     if (len < 2 || 2 + blob_len > len) {
-        protocol_error(assoc, "malformed hello of " + std::to_string(len) + " bytes");
+        protocol_error(assoc, nullptr, "malformed hello of " + std::to_string(len) + " bytes on " + link.describe());
         return;
     }
     std::string card(reinterpret_cast<const char*>(payload + 2 + blob_len), len - 2 - blob_len);
     sctpm_peer id = cb_.on_hello ? cb_.on_hello(cb_.ctx, payload + 2, blob_len, card.c_str()) : -1;
     Peer* p = peers_.get(id);
     if (!p) {
-        protocol_error(assoc, "the peer's hello was rejected (unknown identity, card '" + card + "')");
+        protocol_error(assoc, nullptr,
+                       "the peer's hello on " + link.describe() + " was rejected (unknown identity, card '" + card + "')");
         return;
     }
-    if (p->state == Peer::State::failed)
+    AssocEntry* a = peers_.find_assoc(assoc);
+    if (!a || a->ended) // the callback's own calls ended it
         return;
-    peers_.assoc(assoc).peer = id;
-    if (p->state == Peer::State::idle) {
-        // Reply on the peer's association: it knows who we are, no hello needed.
-        p->assoc = assoc;
-        p->state = Peer::State::up;
-        p->hello_sent = true;
+    a->links[link.incoming_byte()] = id; // a failed peer keeps the link so that its data is dropped
+    if (p->state == Peer::State::failed) {
+        a->pending.erase(link.incoming_byte());
+        return;
     }
-    replay_pending(*p, assoc);
+    if (p->state == Peer::State::idle)
+        adopt_link(*p, assoc, link);
+    replay_pending(*p, assoc, link);
 }
 
-void Transport::replay_pending(Peer& p, AssocId assoc) {
+// An idle peer replies on the link the remote opened: it knows who we are, no hello needed.
+void Transport::adopt_link(Peer& p, AssocId assoc, LinkKey link) {
+    p.assoc = assoc;
+    p.link = link.outgoing_byte();
+    p.state = Peer::State::up;
+    p.hello_sent = true;
+}
+
+void Transport::replay_pending(Peer& p, AssocId assoc, LinkKey link) {
     AssocEntry* a = peers_.find_assoc(assoc);
     if (!a)
         return;
-    auto pending = std::move(a->pending);
-    a->pending.clear();
-    for (auto& [stream, raw] : pending) {
+    auto it = a->pending.find(link.incoming_byte());
+    if (it == a->pending.end())
+        return;
+    AssocEntry::Held held = std::move(it->second);
+    a->pending.erase(it);
+    for (auto& [stream, raw] : held) {
         std::string why;
         auto h = decode_frame_header(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), limits_, &why);
         if (!h || raw.size() != kFrameHeaderSize + h->frag_len) {
-            protocol_error(assoc, why.empty() ? "frame length mismatch in a held message" : why);
+            protocol_error(assoc, &p, why.empty() ? "frame length mismatch in a held message" : why);
             return;
         }
         handle_fragment(p, assoc, stream, *h, reinterpret_cast<const uint8_t*>(raw.data()) + kFrameHeaderSize,
@@ -433,110 +482,148 @@ void Transport::handle_notification(const uint8_t* data, size_t len) {
     const auto* n = reinterpret_cast<const sctp_notification*>(data);
     if (len < sizeof n->sn_header)
         return;
-    sctpm_event ev{};
     switch (n->sn_header.sn_type) {
-    case SCTP_ASSOC_CHANGE: {
-        const sctp_assoc_change& c = n->sn_assoc_change;
-        const AssocId id = c.sac_assoc_id;
-        Peer* p = peers_.peer_of(id);
-        const std::string who = p ? "peer " + std::to_string(p->id) : "association " + std::to_string(id);
-        switch (c.sac_state) {
-        case SCTP_COMM_UP:
-            ep_->tune_association(id);
-            peers_.assoc(id);
-            if (p) {
-                if (p->state == Peer::State::connecting)
-                    p->state = Peer::State::up;
-                ev.type = SCTPM_EV_ASSOC_UP;
-                ev.peer = p->id;
-                ev.assoc_id = id;
-                std::snprintf(ev.detail, sizeof ev.detail, "%s: association %u up", who.c_str(), id);
-                emit(ev);
-            }
-            break;
-        case SCTP_RESTART:
-            if (p)
-                fail_peer(*p, SCTPM_EV_ASSOC_LOST, ECONNRESET, who + " restarted its association: messages in flight may be lost");
-            break;
-        case SCTP_COMM_LOST:
-            if (p)
-                fail_peer(*p, SCTPM_EV_ASSOC_LOST, c.sac_error ? c.sac_error : ECONNRESET,
-                          who + ": association lost (peer aborted or stopped answering on every path)");
-            else
-                peers_.forget_assoc(id);
-            break;
-        case SCTP_CANT_STR_ASSOC:
-            if (p) {
-                std::string addrs;
-                for (const auto& a : p->card.addresses)
-                    addrs += (addrs.empty() ? "" : ",") + a;
-                fail_peer(*p, SCTPM_EV_CANT_START, EHOSTUNREACH,
-                          who + ": cannot start an association to [" + addrs + "] SCTP port " +
-                              std::to_string(p->card.sctp_port) + " UDP port " + std::to_string(p->card.udp_port) +
-                              " (no answer)");
-            } else {
-                peers_.forget_assoc(id);
-            }
-            break;
-        case SCTP_SHUTDOWN_COMP:
-            if (p && p->assoc == id && p->state != Peer::State::failed) {
-                p->assoc = 0;
-                p->state = Peer::State::idle;
-                p->hello_sent = false;
-                p->rx.clear();
-            }
-            peers_.forget_assoc(id);
-            ev.type = SCTPM_EV_SHUTDOWN;
-            ev.peer = p ? p->id : -1;
-            ev.assoc_id = id;
-            std::snprintf(ev.detail, sizeof ev.detail, "%s: association %u shut down", who.c_str(), id);
-            emit(ev);
-            break;
-        default:
-            break;
-        }
+    case SCTP_ASSOC_CHANGE:
+        handle_assoc_change(n->sn_assoc_change, len);
         break;
-    }
-    case SCTP_PEER_ADDR_CHANGE: {
-        const sctp_paddr_change& c = n->sn_paddr_change;
-        Peer* p = peers_.peer_of(c.spc_assoc_id);
-        static const struct {
-            uint32_t sctp;
-            sctpm_path_state state;
-            const char* name;
-        } map[] = {{SCTP_ADDR_AVAILABLE, SCTPM_PATH_ACTIVE, "available"},
-                   {SCTP_ADDR_UNREACHABLE, SCTPM_PATH_UNREACHABLE, "unreachable"},
-                   {SCTP_ADDR_REMOVED, SCTPM_PATH_REMOVED, "removed"},
-                   {SCTP_ADDR_ADDED, SCTPM_PATH_ADDED, "added"},
-                   {SCTP_ADDR_MADE_PRIM, SCTPM_PATH_ACTIVE, "made primary"},
-                   {SCTP_ADDR_CONFIRMED, SCTPM_PATH_CONFIRMED, "confirmed"},
-                   {0x0007, SCTPM_PATH_POTENTIALLY_FAILED, "potentially failed"}};
-        ev.type = SCTPM_EV_PATH_CHANGE;
-        ev.peer = p ? p->id : -1;
-        ev.assoc_id = c.spc_assoc_id;
-        ev.error = static_cast<int>(c.spc_error);
-        const char* name = "unknown state";
-        for (const auto& m : map)
-            if (m.sctp == c.spc_state) {
-                ev.state = m.state;
-                name = m.name;
-            }
-        std::string addr = address_text(reinterpret_cast<const sockaddr*>(&c.spc_aaddr));
-        std::snprintf(ev.address, sizeof ev.address, "%s", addr.c_str());
-        std::snprintf(ev.detail, sizeof ev.detail, "peer %d path %s: %s", ev.peer, addr.c_str(), name);
-        emit(ev);
+    case SCTP_PEER_ADDR_CHANGE:
+        handle_path_change(n->sn_paddr_change);
         break;
-    }
     case SCTP_SEND_FAILED_EVENT: {
         const sctp_send_failed_event& f = n->sn_send_failed_event;
-        if (Peer* p = peers_.peer_of(f.ssfe_assoc_id))
-            fail_peer(*p, SCTPM_EV_SEND_FAILED, f.ssfe_error ? static_cast<int>(f.ssfe_error) : ECONNRESET,
-                      "peer " + std::to_string(p->id) + ": data could not be delivered (association failing)");
+        end_assoc(f.ssfe_assoc_id, false, SCTPM_EV_SEND_FAILED, f.ssfe_error ? static_cast<int>(f.ssfe_error) : ECONNRESET,
+                  [&](const Peer& p) {
+                      return "peer " + std::to_string(p.id) + ": data could not be delivered (association " +
+                             std::to_string(f.ssfe_assoc_id) + " failing)";
+                  });
         break;
     }
     default:
         break;
     }
+}
+
+void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
+    const AssocId id = c.sac_assoc_id;
+    const std::string where = "association " + std::to_string(id);
+    auto who = [](const Peer& p) { return "peer " + std::to_string(p.id); };
+    switch (c.sac_state) {
+    case SCTP_COMM_UP:
+        assoc_up(id);
+        break;
+    case SCTP_RESTART:
+        end_assoc(id, true, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
+            return who(p) + ": the peer restarted " + where + ": messages in flight may be lost";
+        });
+        break;
+    case SCTP_COMM_LOST: {
+        // sac_info holds the ABORT chunk, if one ended the association (not on a timeout).
+        const size_t info_len = std::min<size_t>(c.sac_length, len) > sizeof c ? std::min<size_t>(c.sac_length, len) - sizeof c : 0;
+        const std::string abort = describe_abort_chunk(c.sac_info, info_len);
+        const std::string cause = abort.empty() ? "the peer stopped answering on every path" : abort;
+        end_assoc(id, false, SCTPM_EV_ASSOC_LOST, c.sac_error ? c.sac_error : ECONNRESET,
+                  [&](const Peer& p) { return who(p) + ": " + where + " lost (" + cause + ")"; });
+        peers_.forget_assoc(id);
+        break;
+    }
+    case SCTP_CANT_STR_ASSOC:
+        end_assoc(id, false, SCTPM_EV_CANT_START, EHOSTUNREACH, [&](const Peer& p) {
+            std::string addrs;
+            for (const auto& a : p.card.addresses)
+                addrs += (addrs.empty() ? "" : ",") + a;
+            return who(p) + ": cannot start an association to [" + addrs + "] SCTP port " +
+                   std::to_string(p.card.sctp_port) + " UDP port " + std::to_string(p.card.udp_port) + " (no answer)";
+        });
+        peers_.forget_assoc(id);
+        break;
+    case SCTP_SHUTDOWN_COMP:
+        assoc_shut_down(id);
+        break;
+    default:
+        break;
+    }
+}
+
+void Transport::assoc_up(AssocId assoc) {
+    ep_->tune_association(assoc);
+    AssocEntry& a = peers_.assoc(assoc);
+    a.up = true;
+    for (sctpm_peer id : a.peers()) {
+        Peer* p = peers_.get(id);
+        if (!p || p->state == Peer::State::failed)
+            continue;
+        if (p->state == Peer::State::connecting && p->assoc == assoc)
+            p->state = Peer::State::up;
+        sctpm_event ev{};
+        ev.type = SCTPM_EV_ASSOC_UP;
+        ev.peer = id;
+        ev.assoc_id = assoc;
+        std::snprintf(ev.detail, sizeof ev.detail, "peer %d: association %u up", id, assoc);
+        emit(ev);
+    }
+}
+
+// A graceful end: the peers on it go back to idle and connect again when they next send.
+void Transport::assoc_shut_down(AssocId assoc) {
+    std::vector<sctpm_peer> linked;
+    if (const AssocEntry* a = peers_.find_assoc(assoc))
+        linked = a->peers();
+    peers_.forget_assoc(assoc);
+    bool told = false;
+    for (sctpm_peer id : linked) {
+        Peer* p = peers_.get(id);
+        if (!p || p->state == Peer::State::failed)
+            continue;
+        if (p->assoc == assoc) {
+            p->assoc = 0;
+            p->state = Peer::State::idle;
+            p->hello_sent = false;
+            p->rx.clear();
+        }
+        sctpm_event ev{};
+        ev.type = SCTPM_EV_SHUTDOWN;
+        ev.peer = id;
+        ev.assoc_id = assoc;
+        std::snprintf(ev.detail, sizeof ev.detail, "peer %d: association %u shut down", id, assoc);
+        emit(ev);
+        told = true;
+    }
+    if (!told) {
+        sctpm_event ev{};
+        ev.type = SCTPM_EV_SHUTDOWN;
+        ev.peer = -1;
+        ev.assoc_id = assoc;
+        std::snprintf(ev.detail, sizeof ev.detail, "association %u shut down", assoc);
+        emit(ev);
+    }
+}
+
+void Transport::handle_path_change(const sctp_paddr_change& c) {
+    static const struct {
+        uint32_t sctp;
+        sctpm_path_state state;
+        const char* name;
+    } map[] = {{SCTP_ADDR_AVAILABLE, SCTPM_PATH_ACTIVE, "available"},
+               {SCTP_ADDR_UNREACHABLE, SCTPM_PATH_UNREACHABLE, "unreachable"},
+               {SCTP_ADDR_REMOVED, SCTPM_PATH_REMOVED, "removed"},
+               {SCTP_ADDR_ADDED, SCTPM_PATH_ADDED, "added"},
+               {SCTP_ADDR_MADE_PRIM, SCTPM_PATH_ACTIVE, "made primary"},
+               {SCTP_ADDR_CONFIRMED, SCTPM_PATH_CONFIRMED, "confirmed"},
+               {0x0007, SCTPM_PATH_POTENTIALLY_FAILED, "potentially failed"}};
+    sctpm_event ev{};
+    ev.type = SCTPM_EV_PATH_CHANGE;
+    ev.assoc_id = c.spc_assoc_id;
+    ev.error = static_cast<int>(c.spc_error);
+    const char* name = "unknown state";
+    for (const auto& m : map)
+        if (m.sctp == c.spc_state) {
+            ev.state = m.state;
+            name = m.name;
+        }
+    std::string addr = address_text(reinterpret_cast<const sockaddr*>(&c.spc_aaddr));
+    std::snprintf(ev.address, sizeof ev.address, "%s", addr.c_str());
+    std::snprintf(ev.detail, sizeof ev.detail, "association %u path %s: %s", c.spc_assoc_id, addr.c_str(), name);
+    emit_for_linked_peers(c.spc_assoc_id, ev);
 }
 
 } // namespace sctpm

@@ -1,4 +1,5 @@
-// Send path: fragmentation into SCTP messages, per-stream queues, lazy association setup.
+// Send path: fragmentation into SCTP messages, per-stream queues, lazy association setup. A peer
+// to a process we already have an association with opens a new link on it instead (frame.hpp).
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -55,14 +56,35 @@ void Transport::queue_hello(Peer& p) {
 }
 
 void Transport::connect_peer(Peer& p) {
-    try {
-        p.assoc = ep_->connect(p.card.addresses, p.card.sctp_port, p.card.udp_port);
-    } catch (const Error& e) {
-        fail_peer(p, SCTPM_EV_CANT_START, EHOSTUNREACH, "peer " + std::to_string(p.id) + ": " + e.what());
+    const std::string who = "peer " + std::to_string(p.id);
+    // usrsctp keeps one association per pair of endpoints: another peer's, or (simultaneous
+    // connect) the one the remote just opened to us, which Endpoint::connect returns.
+    AssocId assoc = peers_.live_assoc_to(p.card, p.id);
+    if (!assoc) {
+        try {
+            assoc = ep_->connect(p.card.addresses, p.card.sctp_port, p.card.udp_port);
+        } catch (const Error& e) {
+            fail_peer(p, SCTPM_EV_CANT_START, EHOSTUNREACH, who + ": " + e.what());
+            return;
+        }
+    }
+    AssocEntry& a = peers_.assoc(assoc);
+    if (a.ended) {
+        fail_peer(p, SCTPM_EV_CANT_START, ECONNRESET, who + ": association " + std::to_string(assoc) +
+                                                           " to that process is being torn down");
         return;
     }
-    peers_.assoc(p.assoc).peer = p.id;
-    p.state = Peer::State::connecting;
+    if (a.next_link >= kMaxLinks) {
+        fail_peer(p, SCTPM_EV_CANT_START, EMLINK,
+                  who + ": association " + std::to_string(assoc) + " already carries the " +
+                      std::to_string(kMaxLinks) + " links this side can open to that process");
+        return;
+    }
+    const LinkKey link{true, static_cast<uint8_t>(a.next_link++)};
+    a.links[link.incoming_byte()] = p.id;
+    p.assoc = assoc;
+    p.link = link.outgoing_byte();
+    p.state = a.up ? Peer::State::up : Peer::State::connecting;
     queue_hello(p);
 }
 
@@ -142,11 +164,12 @@ bool Transport::pump(Peer& p, uint16_t stream) {
         do {
             const size_t len = static_cast<size_t>(std::min<uint64_t>(s_.fragment_size, m.header.total - m.sent));
             FrameHeader h = m.header;
+            h.link = p.link;
             h.offset = m.sent;
             h.frag_len = static_cast<uint32_t>(len);
             h.flags = (m.sent == 0 ? kFrameFirst : 0) | (m.sent + len == m.header.total ? kFrameLast : 0);
             // After a refused send the same fragment is usually retried: don't copy it again.
-            const StagedFragment key{&m, p.id, stream, m.sent};
+            const StagedFragment key{&m, p.id, p.link, stream, m.sent};
             if (!(staged_ == key)) {
                 encode_frame_header(h, txbuf_.data());
                 gather(m.iov, m.sent, len, txbuf_.data() + kFrameHeaderSize);

@@ -36,6 +36,7 @@ FrameHeader parse_raw(const uint8_t* b) {
     FrameHeader h;
     h.kind = FrameKind(b[3]);
     h.flags = b[4];
+    h.link = b[5];
     h.domain = uint16_t(load_be(b + 6, 2));
     h.seq = uint32_t(load_be(b + 8, 4));
     h.frag_len = uint32_t(load_be(b + 12, 4));

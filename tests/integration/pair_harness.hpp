@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sctpmpi.h"
+#include "../wait_pair.hpp"
 
 namespace pair_test {
 
@@ -63,12 +64,24 @@ struct Side {
     bool accept_hello = true;
     std::string peer_card;             // the other side's card text
     size_t completed = 0;              // messages fully placed (messages[] is in delivery order)
+    // If set, decides every hello (blob as text, the sender's card); else the hello maps to `other`.
+    std::function<sctpm_peer(Side&, const std::string& hello, const char* card)> on_hello;
+    std::map<std::string, sctpm_peer> accepted; // for the hook's use: peers it created, by hello
+    static bool is_failure(const sctpm_event& e) {
+        return e.type == SCTPM_EV_ASSOC_LOST || e.type == SCTPM_EV_CANT_START || e.type == SCTPM_EV_PROTOCOL_ERROR ||
+               e.type == SCTPM_EV_SEND_FAILED;
+    }
     bool failed_event() const {
         for (const auto& e : events)
-            if (e.type == SCTPM_EV_ASSOC_LOST || e.type == SCTPM_EV_CANT_START || e.type == SCTPM_EV_PROTOCOL_ERROR ||
-                e.type == SCTPM_EV_SEND_FAILED)
+            if (is_failure(e))
                 return true;
         return false;
+    }
+    const sctpm_event* failure_of(sctpm_peer p) const {
+        for (const auto& e : events)
+            if (is_failure(e) && e.peer == p)
+                return &e;
+        return nullptr;
     }
     // Progress until pred() or the deadline (seconds); returns pred().
     bool progress_until(const std::function<bool()>& pred, double seconds = 30) {
@@ -138,13 +151,17 @@ inline void cb_sent(void* ctx, void* cookie, int status) {
 inline void cb_event(void* ctx, const sctpm_event* ev) {
     static_cast<Side*>(ctx)->events.push_back(*ev);
     if (std::getenv("PAIR_TEST_VERBOSE"))
-        std::fprintf(stderr, "[pid %d] event %d: %s\n", getpid(), ev->type, ev->detail);
+        std::fprintf(stderr, "[pid %d, %.3f s] event %d: %s\n", getpid(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                     ev->type, ev->detail);
 }
 
-inline sctpm_peer cb_hello(void* ctx, const void*, size_t, const char* card) {
+inline sctpm_peer cb_hello(void* ctx, const void* hello, size_t len, const char* card) {
     Side* s = static_cast<Side*>(ctx);
     if (!s->accept_hello)
         return -1;
+    if (s->on_hello)
+        return s->on_hello(*s, std::string(static_cast<const char*>(hello), len), card);
     if (s->other < 0)
         s->other = sctpm_peer_add(s->t, card);
     return s->other;
@@ -222,24 +239,11 @@ inline Outcome run_pair(const Role& a, const Role& b, const Setup& setup = {}, i
     if (pb == 0)
         run_child(b, setup, ba[1], ab[0], b_knows_a);
     close(ab[0]); close(ab[1]); close(ba[0]); close(ba[1]);
+    const PairExit w = wait_pair(pa, pb, timeout_s);
     Outcome o;
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    int done = 0;
-    while (done < 2) {
-        int st;
-        pid_t p = waitpid(-1, &st, WNOHANG);
-        if (p == pa) { o.status_a = st; ++done; continue; }
-        if (p == pb) { o.status_b = st; ++done; continue; }
-        if (std::chrono::steady_clock::now() > end) {
-            o.timed_out = true;
-            kill(pa, SIGKILL);
-            kill(pb, SIGKILL);
-            waitpid(pa, o.status_a == -1 ? &o.status_a : &st, 0);
-            waitpid(pb, o.status_b == -1 ? &o.status_b : &st, 0);
-            break;
-        }
-        usleep(10000);
-    }
+    o.status_a = w.a;
+    o.status_b = w.b;
+    o.timed_out = w.timed_out;
     return o;
 }
 

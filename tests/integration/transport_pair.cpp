@@ -256,6 +256,23 @@ TEST(TransportPair, MalformedFramesAreReportedNotFatal) {
                  frame(hdr(FrameKind::data, 0, 0, 10, 100, 10), std::string(10, 'x'))};
          },
          "stream"},
+        {"data on a link never opened",
+         [](const std::string& card) {
+             auto hello = hello_payload(card);
+             auto data = hdr(FrameKind::data, 3, 0, 10, 10, 0);
+             data.link = 0x85; // "on link 5 that you opened": a opened none
+             return std::vector<std::string>{
+                 frame(hdr(FrameKind::hello, 3, 0, uint32_t(hello.size()), hello.size(), 0), hello),
+                 frame(data, std::string(10, 'x'))};
+         },
+         "never opened"},
+        {"second hello on a link",
+         [](const std::string& card) {
+             auto hello = hello_payload(card);
+             auto h = hdr(FrameKind::hello, 3, 0, uint32_t(hello.size()), hello.size(), 0);
+             return std::vector<std::string>{frame(h, hello), frame(h, hello)};
+         },
+         "second hello on link 0"},
     };
     for (const auto& c : cases) {
         auto o = run_pair(
@@ -274,4 +291,357 @@ TEST(TransportPair, MalformedFramesAreReportedNotFatal) {
             [&](Side& s) { raw_attack(s, c); }, {}, 60, true);
         EXPECT_TRUE(o.ok()) << c.name << ": " << o.describe();
     }
+}
+
+// Both sides send bursts of large messages on many streams at once, neither waiting for the
+// other: MPI's rendezvous and collectives produce exactly this.
+TEST(TransportPair, SimultaneousLargeBurstsBothWays) {
+    for (const char* policy : {"single", "context_tag"}) {
+        auto role = [](Side& s) {
+            const uint32_t n = 64;
+            std::vector<std::string> msgs;
+            for (uint32_t i = 0; i < n; ++i)
+                msgs.push_back(make_message(i, i % 4 == 3 ? 3000 : (1u << 20) + i));
+            for (uint32_t i = 0; i < n; ++i) {
+                sctpm_key key{7, int32_t(i % 5), 0}; // one communicator: one ordering domain
+                iovec v{msgs[i].data(), msgs[i].size()};
+                int rc = sctpm_send(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(uintptr_t(i + 1)));
+                CHILD_CHECK(rc == 0 || rc == 1, "send %u returned %d", i, rc);
+                if (rc == 1)
+                    s.sent[i + 1] = 1;
+            }
+            CHILD_CHECK(s.progress_until([&] {
+                for (auto& [c, st] : s.sent)
+                    if (st == 1) return false;
+                return s.completed >= n;
+            }, 60), "sends pending or %zu of %u messages received; failed=%d", s.completed, n, s.failed_event());
+            for (auto& [c, st] : s.sent)
+                CHILD_CHECK(st == 0, "send %zu completed with %d", size_t(c), st);
+            expect_messages(s, n);
+            s.progress_until([] { return false; }, 0.5);
+        };
+        auto o = run_pair(role, role, [policy](sctpm_config* c) { set(c, "stream_policy", policy); });
+        EXPECT_TRUE(o.ok()) << policy << ": " << o.describe();
+    }
+}
+
+// Thousands of small messages queued at once both ways: the stack bundles many chunks per packet.
+TEST(TransportPair, ManySmallMessagesBundledBothWays) {
+    auto role = [](Side& s) {
+        const uint32_t n = 20000;
+        std::vector<std::string> msgs;
+        msgs.reserve(n);
+        for (uint32_t i = 0; i < n; ++i)
+            msgs.push_back(make_message(i, 4 + i % 61));
+        for (uint32_t i = 0; i < n; ++i) {
+            sctpm_key key{3, int32_t(i % 7), 0};
+            iovec v{msgs[i].data(), msgs[i].size()};
+            int rc = sctpm_send(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(uintptr_t(i + 1)));
+            CHILD_CHECK(rc == 0 || rc == 1, "send %u returned %d", i, rc);
+            if (rc == 1)
+                s.sent[i + 1] = 1;
+        }
+        CHILD_CHECK(s.progress_until([&] {
+            for (auto& [c, st] : s.sent)
+                if (st == 1) return false;
+            return s.completed >= n;
+        }, 60), "sends pending or %zu of %u messages received; failed=%d", s.completed, n, s.failed_event());
+        expect_messages(s, n);
+        s.progress_until([] { return false; }, 0.5);
+    };
+    auto o = run_pair(role, role);
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+// ---- several peers to one process: links on the one association usrsctp allows -------------------
+// MPI needs them: MPI_Comm_connect's temporary connection to a root that is also a process-group
+// peer. a adds b's card twice; b tells the two apart by their hellos.
+namespace {
+
+constexpr uint32_t kLinkStride = 1000000; // message ids: base of the link + index
+
+// n messages with ids base + i, multi-fragment ones among odd small sizes.
+std::vector<std::string> link_messages(uint32_t base, uint32_t n) {
+    const size_t sizes[] = {(1u << 20) + 1, 5, 70001, (1u << 20) - 1, 4, 262147};
+    std::vector<std::string> v;
+    for (uint32_t i = 0; i < n; ++i)
+        v.push_back(make_message(base + i, sizes[(base / kLinkStride + i) % (sizeof sizes / sizeof sizes[0])]));
+    return v;
+}
+
+// The default hello ("test") is `other`; every other hello gets a peer of its own in s.accepted.
+void accept_every_link(Side& s) {
+    s.on_hello = [](Side& side, const std::string& hello, const char* card) {
+        if (hello == "test")
+            return side.other;
+        CHILD_CHECK(side.accepted.count(hello) == 0, "second hello '%s'", hello.c_str());
+        const sctpm_peer p = sctpm_peer_add(side.t, card);
+        CHILD_CHECK(p >= 0, "peer_add for hello '%s': %s", hello.c_str(), sctpm_last_error(side.t));
+        side.accepted[hello] = p;
+        return p;
+    };
+}
+
+struct Batch {
+    sctpm_peer to;
+    const std::vector<std::string>* msgs;
+    size_t from = 0;          // first index to send
+    size_t until = SIZE_MAX;  // and the end
+};
+
+// Sends the batches interleaved message by message, all with one key (so on one stream per policy).
+// Cookies are unique across calls; the messages must stay alive until sends_done().
+void send_interleaved(Side& s, const std::vector<Batch>& batches) {
+    static uintptr_t cookie = 0;
+    const sctpm_key key{7, 3, 0};
+    for (size_t i = 0;; ++i) {
+        bool any = false;
+        for (const Batch& b : batches) {
+            if (b.from + i >= std::min(b.until, b.msgs->size()))
+                continue;
+            any = true;
+            const std::string& m = (*b.msgs)[b.from + i];
+            iovec v{const_cast<char*>(m.data()), m.size()};
+            const int rc = sctpm_send(s.t, b.to, &key, &v, 1, reinterpret_cast<void*>(++cookie));
+            CHILD_CHECK(rc == 0 || rc == 1, "send of message %u to peer %d returned %d", message_id(m), b.to, rc);
+            if (rc == 1)
+                s.sent[cookie] = 1;
+        }
+        if (!any)
+            return;
+    }
+}
+
+bool sends_done(const Side& s) {
+    for (auto& [c, st] : s.sent)
+        if (st == 1)
+            return false;
+    return true;
+}
+
+void check_sends_ok(const Side& s) {
+    for (auto& [c, st] : s.sent)
+        CHILD_CHECK(st == 0, "send %zu completed with %d", size_t(c), st);
+}
+
+// What arrived from `from` (once s.completed covers it) is exactly ids base..base+n-1 in order,
+// every byte right: nothing lost, reordered, or delivered to the wrong peer.
+void expect_from(const Side& s, sctpm_peer from, uint32_t base, uint32_t n) {
+    uint32_t k = 0;
+    for (size_t i = 0; i < s.messages.size(); ++i) {
+        if (s.senders[i] != from)
+            continue;
+        const std::string& m = s.messages[i];
+        CHILD_CHECK(message_ok(m), "message %zu from peer %d (%zu bytes, id %u) corrupted", i, from, m.size(), message_id(m));
+        CHILD_CHECK(message_id(m) == base + k, "from peer %d: message id %u where %u was due", from, message_id(m), base + k);
+        ++k;
+    }
+    CHILD_CHECK(k == n, "from peer %d: %u messages, expected %u", from, k, n);
+}
+
+void expect_no_failure(const Side& s) {
+    for (const auto& e : s.events)
+        CHILD_CHECK(!Side::is_failure(e), "failure event %d for peer %d: %s", e.type, e.peer, e.detail);
+}
+
+sctpm_peer second_peer(Side& s, const char* hello) {
+    const sctpm_peer p = sctpm_peer_add(s.t, s.peer_card.c_str());
+    CHILD_CHECK(p >= 0 && p != s.other, "second peer_add returned %d: %s", p, sctpm_last_error(s.t));
+    const int rc = sctpm_peer_connect_as(s.t, p, hello, std::strlen(hello));
+    CHILD_CHECK(rc == 0, "connect_as(%s) returned %d", hello, rc);
+    return p;
+}
+
+uint32_t assoc_up_of(const Side& s, sctpm_peer p) {
+    for (const auto& e : s.events)
+        if (e.type == SCTPM_EV_ASSOC_UP && e.peer == p)
+            return e.assoc_id;
+    return 0;
+}
+
+} // namespace
+
+TEST(TransportLinks, TwoPeersToOneProcessShareTheAssociation) {
+    const uint32_t n = 16;
+    for (const char* policy : {"single", "context_tag"}) {
+        auto o = run_pair(
+            [&](Side& s) {
+                CHILD_CHECK(sctpm_peer_connect(s.t, s.other) == 0, "connect");
+                const sctpm_peer peer2 = second_peer(s, "T7"); // before any progress: COMM_UP finds both linked
+                const auto m1 = link_messages(0, n), m2 = link_messages(kLinkStride, n);
+                send_interleaved(s, {{s.other, &m1}, {peer2, &m2}});
+                CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 2 * n; }, 60),
+                            "sends done %d, %zu of %u messages received", sends_done(s), s.completed, 2 * n);
+                check_sends_ok(s);
+                expect_from(s, s.other, 2 * kLinkStride, n);
+                expect_from(s, peer2, 3 * kLinkStride, n);
+                const uint32_t a1 = assoc_up_of(s, s.other), a2 = assoc_up_of(s, peer2);
+                CHILD_CHECK(a1 != 0 && a1 == a2, "the peers are not on one association (%u, %u)", a1, a2);
+                expect_no_failure(s);
+                s.progress_until([] { return false; }, 0.5);
+            },
+            [&](Side& s) {
+                accept_every_link(s);
+                CHILD_CHECK(s.progress_until([&] { return s.accepted.count("T7") == 1; }), "no hello T7");
+                const sctpm_peer t7 = s.accepted["T7"];
+                CHILD_CHECK(t7 != s.other, "both hellos mapped to peer %d", t7);
+                const auto m1 = link_messages(2 * kLinkStride, n), m2 = link_messages(3 * kLinkStride, n);
+                send_interleaved(s, {{t7, &m2}, {s.other, &m1}});
+                CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 2 * n; }, 60),
+                            "sends done %d, %zu of %u messages received", sends_done(s), s.completed, 2 * n);
+                check_sends_ok(s);
+                expect_from(s, s.other, 0, n);
+                expect_from(s, t7, kLinkStride, n);
+                expect_no_failure(s);
+                s.progress_until([] { return false; }, 0.5);
+            },
+            [policy](sctpm_config* c) { set(c, "stream_policy", policy); });
+        EXPECT_TRUE(o.ok()) << policy << ": " << o.describe();
+    }
+}
+
+TEST(TransportLinks, RemovingOnePeerKeepsTheOtherUntilTheLast) {
+    auto o = run_pair(
+        [](Side& s) {
+            const sctpm_peer peer2 = second_peer(s, "T7");
+            const auto m1 = link_messages(0, 2), m2 = link_messages(kLinkStride, 1);
+            send_interleaved(s, {{s.other, &m1, 0, 1}, {peer2, &m2}}); // m1[1] waits for the removal below
+            CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 2; }), "no replies");
+            sctpm_peer_remove(s.t, peer2);
+            const sctpm_event* removed = s.failure_of(peer2);
+            CHILD_CHECK(removed && std::strstr(removed->detail, "removed"), "no event names the removal");
+            CHILD_CHECK(sctpm_peer_failed(s.t, peer2) == 1 && sctpm_peer_failed(s.t, s.other) == 0, "wrong peer failed");
+            iovec v{const_cast<char*>(m2[0].data()), m2[0].size()};
+            const sctpm_key key{7, 3, 0};
+            CHILD_CHECK(sctpm_send(s.t, peer2, &key, &v, 1, nullptr) == -ECONNRESET, "a removed peer still sends");
+            // The other link still works both ways; b's message to the removed peer is dropped.
+            send_interleaved(s, {{s.other, &m1, 1}});
+            CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 3; }), "no reply after the removal");
+            check_sends_ok(s);
+            expect_from(s, s.other, 2 * kLinkStride, 2);
+            expect_from(s, peer2, 3 * kLinkStride, 1);
+            CHILD_CHECK(!s.failure_of(s.other), "the remaining peer failed: %s", s.failure_of(s.other)->detail);
+            sctpm_peer_remove(s.t, s.other); // the last one takes the association down
+            s.progress_until([] { return false; }, 0.5);
+        },
+        [](Side& s) {
+            accept_every_link(s);
+            CHILD_CHECK(s.progress_until([&] { return s.completed >= 2; }), "got %zu of 2 messages", s.completed);
+            const sctpm_peer t7 = s.accepted["T7"];
+            const auto r1 = link_messages(2 * kLinkStride, 2), r2 = link_messages(3 * kLinkStride, 2);
+            send_interleaved(s, {{s.other, &r1, 0, 1}, {t7, &r2, 0, 1}});
+            s.progress_until([&] { return sends_done(s); });
+            CHILD_CHECK(s.progress_until([&] { return s.completed >= 3; }), "no message after the removal");
+            // Same key, same stream: the dropped message reaches a before the reply it checks for.
+            send_interleaved(s, {{t7, &r2, 1}});
+            send_interleaved(s, {{s.other, &r1, 1}});
+            CHILD_CHECK(s.progress_until([&] { return s.failure_of(s.other) && s.failure_of(t7); }, 60),
+                        "removing a's last peer did not end the association for both of b's peers");
+            check_sends_ok(s);
+            expect_from(s, s.other, 0, 2);
+            expect_from(s, t7, kLinkStride, 1);
+        });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+TEST(TransportLinks, PeerDeathFailsEveryLinkedPeer) {
+    auto o = run_pair(
+        [](Side& s) {
+            const sctpm_peer peer2 = second_peer(s, "T7");
+            const auto m1 = link_messages(0, 1), m2 = link_messages(kLinkStride, 1);
+            send_interleaved(s, {{s.other, &m1}, {peer2, &m2}});
+            CHILD_CHECK(s.progress_until([&] { return s.completed >= 2; }), "no replies"); // b dies now
+            std::string m = make_message(9, 100000);
+            sctpm_key key{0, 0, 0};
+            iovec v{m.data(), m.size()};
+            CHILD_CHECK(s.progress_until([&] {
+                if (!sctpm_peer_failed(s.t, s.other))
+                    sctpm_send(s.t, s.other, &key, &v, 1, nullptr);
+                return s.failure_of(s.other) && s.failure_of(peer2);
+            }, 60), "within 60 s of the peer's death: peer %d failed %d, peer %d failed %d", s.other,
+                        sctpm_peer_failed(s.t, s.other), peer2, sctpm_peer_failed(s.t, peer2));
+            CHILD_CHECK(sctpm_send(s.t, peer2, &key, &v, 1, nullptr) == -ECONNRESET, "send to a dead peer");
+        },
+        [](Side& s) {
+            accept_every_link(s);
+            CHILD_CHECK(s.progress_until([&] { return s.completed >= 2; }), "got %zu of 2 messages", s.completed);
+            const auto r1 = link_messages(2 * kLinkStride, 1), r2 = link_messages(3 * kLinkStride, 1);
+            send_interleaved(s, {{s.other, &r1}, {s.accepted["T7"], &r2}});
+            CHILD_CHECK(s.progress_until([&] { return sends_done(s); }), "replies not sent");
+            s.progress_until([] { return false; }, 0.3);
+            kill(getpid(), SIGKILL); // die without closing anything
+        });
+    EXPECT_TRUE(WIFEXITED(o.status_a) && WEXITSTATUS(o.status_a) == 0 && !o.timed_out) << o.describe();
+}
+
+// Both sides open a second link at once: both number it 1, and the direction bit keeps them apart.
+// Once while the association is being set up (both connect at the same time, too), once when it is up.
+TEST(TransportLinks, BothSidesOpenASecondLinkAtOnce) {
+    const uint32_t n = 12;
+    for (bool when_up : {false, true}) {
+        auto role = [&](const char* mine, const char* theirs) {
+            return [=](Side& s) {
+                accept_every_link(s);
+                const auto m_other = link_messages(0, n), m_second = link_messages(kLinkStride, n),
+                           m_accepted = link_messages(2 * kLinkStride, n);
+                size_t first = 0;
+                if (when_up) { // one message each way first: then both open link 1 on a live association
+                    send_interleaved(s, {{s.other, &m_other, 0, 1}});
+                    CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 1; }), "no first message");
+                    first = 1;
+                } else {
+                    CHILD_CHECK(sctpm_peer_connect(s.t, s.other) == 0, "connect");
+                }
+                const sctpm_peer second = second_peer(s, mine);
+                CHILD_CHECK(s.progress_until([&] { return s.accepted.count(theirs) == 1; }), "no hello %s", theirs);
+                const sctpm_peer accepted = s.accepted[theirs];
+                CHILD_CHECK(accepted != s.other && accepted != second, "hello %s mapped to peer %d", theirs, accepted);
+                send_interleaved(s, {{s.other, &m_other, first}, {second, &m_second}, {accepted, &m_accepted}});
+                CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 3 * n; }, 60),
+                            "sends done %d, %zu of %u messages received", sends_done(s), s.completed, 3 * n);
+                check_sends_ok(s);
+                expect_from(s, s.other, 0, n);
+                expect_from(s, accepted, kLinkStride, n);   // from the other side's second peer
+                expect_from(s, second, 2 * kLinkStride, n); // from the peer it made for our hello
+                expect_no_failure(s);
+                s.progress_until([] { return false; }, 0.5);
+            };
+        };
+        auto o = run_pair(role("TA", "TB"), role("TB", "TA"));
+        EXPECT_TRUE(o.ok()) << (when_up ? "association up: " : "during setup: ") << o.describe();
+    }
+}
+
+// One side can open 128 links on an association (the link byte's 7 bits): the 129th peer fails
+// with a reason instead of reusing a number; link 127 works both ways.
+TEST(TransportLinks, The129thLinkFailsClearly) {
+    auto o = run_pair(
+        [](Side& s) {
+            CHILD_CHECK(sctpm_peer_connect(s.t, s.other) == 0, "connect");
+            sctpm_peer last = -1;
+            for (int i = 1; i < 128; ++i)
+                last = second_peer(s, ("T" + std::to_string(i)).c_str());
+            const sctpm_peer extra = sctpm_peer_add(s.t, s.peer_card.c_str());
+            CHILD_CHECK(sctpm_peer_connect_as(s.t, extra, "T128", 4) == -EHOSTUNREACH, "a 129th link was opened");
+            const sctpm_event* e = s.failure_of(extra);
+            CHILD_CHECK(e && e->type == SCTPM_EV_CANT_START && e->error == EMLINK && std::strstr(e->detail, "128 links"),
+                        "the 129th peer's failure does not say why: %s", e ? e->detail : "no event");
+            const auto m = link_messages(0, 1);
+            send_interleaved(s, {{last, &m}});
+            CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= 1; }), "no reply on link 127");
+            expect_from(s, last, kLinkStride, 1);
+            s.progress_until([] { return false; }, 0.5);
+        },
+        [](Side& s) {
+            accept_every_link(s);
+            CHILD_CHECK(s.progress_until([&] { return s.completed >= 1 && s.accepted.size() == 127; }),
+                        "%zu messages, %zu links accepted", s.completed, s.accepted.size());
+            CHILD_CHECK(s.accepted.count("T127") == 1, "no hello T127");
+            expect_from(s, s.accepted["T127"], 0, 1);
+            const auto r = link_messages(kLinkStride, 1);
+            send_interleaved(s, {{s.accepted["T127"], &r}});
+            CHILD_CHECK(s.progress_until([&] { return sends_done(s); }), "reply not sent");
+            s.progress_until([] { return false; }, 0.5);
+        });
+    EXPECT_TRUE(o.ok()) << o.describe();
 }

@@ -47,6 +47,7 @@ FrameHeader hello(uint32_t len) {
 void expect_same(const FrameHeader& a, const FrameHeader& b) {
     EXPECT_EQ(a.kind, b.kind);
     EXPECT_EQ(a.flags, b.flags);
+    EXPECT_EQ(a.link, b.link);
     EXPECT_EQ(a.domain, b.domain);
     EXPECT_EQ(a.seq, b.seq);
     EXPECT_EQ(a.frag_len, b.frag_len);
@@ -60,8 +61,9 @@ void expect_same(const FrameHeader& a, const FrameHeader& b) {
 
 TEST(FrameCodec, LayoutIsBigEndianAtDocumentedOffsets) {
     FrameHeader h = data(0x01020304, kFrameLast, 0x1112131415161718ull - 5, 5, 0x1112131415161718ull, 0x0203);
+    h.link = 0x85;
     const Bytes b = encode(h);
-    const Bytes want = {0x53, 0x43, 1, 0, 2, 0, 0x02, 0x03, 0x01, 0x02, 0x03, 0x04, 0, 0, 0, 5,
+    const Bytes want = {0x53, 0x43, 1, 0, 2, 0x85, 0x02, 0x03, 0x01, 0x02, 0x03, 0x04, 0, 0, 0, 5,
                         0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
                         0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x13};
     EXPECT_EQ(b, want);
@@ -82,6 +84,7 @@ TEST(FrameCodec, RoundTripOfManyHeaders) {
         FrameHeader h = data(uint32_t(rng()), flags, offset, frag_len, total, uint16_t(rng() % kDomains));
         if (i % 10 == 0)
             h = hello(uint32_t(rng() % (kMaxHelloBytes + 1)));
+        h.link = uint8_t(rng());
         const Bytes b = encode(h);
         std::string why;
         auto got = decode_frame_header(b.data(), b.size(), limits, &why);
@@ -105,6 +108,21 @@ TEST(FrameCodec, AcceptsBoundaryValues) {
         std::string why;
         EXPECT_TRUE(decode_frame_header(b.data(), b.size(), l, &why)) << why;
     }
+}
+
+// Byte 5 names the link: every value is a valid link (number 0..127, bit 0x80 = the receiver
+// opened it), for data and hello frames alike.
+TEST(FrameCodec, EveryLinkByteDecodes) {
+    for (unsigned link = 0; link < 256; ++link)
+        for (FrameHeader h : {whole(9, 10), hello(10)}) {
+            h.link = uint8_t(link);
+            const Bytes b = encode(h);
+            ASSERT_EQ(b[5], link);
+            std::string why;
+            auto got = decode_frame_header(b.data(), b.size(), FrameLimits{}, &why);
+            ASSERT_TRUE(got) << why << " (link " << link << ")";
+            EXPECT_EQ(got->link, link);
+        }
 }
 
 TEST(FrameCodec, DecodeIgnoresBytesAfterTheHeaderAndToleratesNullWhy) {
@@ -134,7 +152,6 @@ const RejectCase kRejects[] = {
     {"kind", whole(0, 10), [](Bytes& b) { b[3] = 7; }, 32, "frame: bad kind 7"},
     {"flags", whole(0, 10), [](Bytes& b) { b[4] = 0x07; }, 32,
      "frame: bad flags 0x07 (only first 0x01 and last 0x02 exist)"},
-    {"reserved", whole(0, 10), [](Bytes& b) { b[5] = 0x80; }, 32, "frame: reserved byte 5 is 0x80, must be zero"},
     {"domain", whole(0, 10, kDomains), nullptr, 32, "frame: domain 1024 out of range (< 1024)"},
     {"frag_len limit", whole(0, 1001), nullptr, 32, "frame: frag_len 1001 exceeds limit 1000"},
     {"total limit", data(0, kFrameFirst, 0, 10, 100001), nullptr, 32, "frame: total 100001 exceeds limit 100000"},

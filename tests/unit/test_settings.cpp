@@ -453,6 +453,19 @@ TEST(Settings, RtoOrderIsCheckedAfterAllKeys) {
                  "MPIR_CVAR_CH3_SCTP_RTO_MIN_MS (100) must not exceed MPIR_CVAR_CH3_SCTP_RTO_INITIAL_MS (50)");
 }
 
+TEST(Settings, SendBufferMustHoldTwoFragments) {
+    EXPECT_ERROR(load({{"MPIR_CVAR_CH3_SCTP_SNDBUF", "256K"}, {"MPIR_CVAR_CH3_SCTP_FRAGMENT_SIZE", "256K"}}),
+                 "MPIR_CVAR_CH3_SCTP_SNDBUF (262144) must be at least twice MPIR_CVAR_CH3_SCTP_FRAGMENT_SIZE (262144)");
+    Settings s = load({{"MPIR_CVAR_CH3_SCTP_SNDBUF", "512K"}, {"MPIR_CVAR_CH3_SCTP_FRAGMENT_SIZE", "256K"}});
+    EXPECT_EQ(s.sndbuf, 512u * 1024);
+}
+
+TEST(Settings, CmtTakesSmallerReceiveBufferUnlessSet) {
+    EXPECT_EQ(load({}).rcvbuf, 8u << 20);
+    EXPECT_EQ(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}}).rcvbuf, sctpm::kCmtRcvbuf);
+    EXPECT_EQ(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}, {"MPIR_CVAR_CH3_SCTP_RCVBUF", "4M"}}).rcvbuf, 4u << 20);
+}
+
 TEST(Settings, ValidateUsesKeyNames) {
     Settings s;
     EXPECT_NO_THROW(sctpm::validate_settings(s));
