@@ -12,6 +12,7 @@ noinst_HEADERS += \
     src/mpid/ch3/channels/sctp/include/mpidi_ch3_impl.h
 
 mpi_core_sources += \
+    src/mpid/ch3/channels/sctp/src/ch3_cvars.c \
     src/mpid/ch3/channels/sctp/src/ch3_init.c \
     src/mpid/ch3/channels/sctp/src/ch3_peers.c \
     src/mpid/ch3/channels/sctp/src/ch3_progress.c \

@@ -21,6 +21,7 @@ void MPIDI_CH3I_Peer_unbind(sctpm_peer peer);
 sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const char *card);
 int MPIDI_CH3I_Card_to_bc(const char *card, char *bc, size_t len);  /* PMI-safe form */
 int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len);
+int MPIDI_CH3I_Apply_cvars(sctpm_config * cfg, char *err, size_t errlen); /* ch3_cvars.c */
 
 /* ch3_send.c: shared send path. */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);

@@ -15,6 +15,7 @@ typedef struct {
 typedef struct MPIDI_CH3I_VC {
     int peer;                         /* transport peer id; -1 until the VC is first used */
     int failed;                       /* the transport reported the peer failed */
+    int closed;                       /* CH3's close handshake finished (Connection_terminate) */
     struct MPIR_Request *recv_active; /* request whose iov takes the next bytes from this VC */
     size_t recv_filled;               /* bytes of recv_active's current iov already filled */
     int port_name_tag;                /* accept side of connect/accept: the port's tag */

@@ -20,6 +20,10 @@ static int open_transport(const char *hello)
     if (MPIDI_CH3I_sctp)
         return MPI_SUCCESS;
     cfg = sctpm_config_from_env(err, sizeof(err));
+    if (cfg && MPIDI_CH3I_Apply_cvars(cfg, err, sizeof(err)) != 0) {
+        sctpm_config_free(cfg);
+        cfg = NULL;
+    }
     if (cfg) {
         MPIDI_CH3I_sctp = sctpm_open(cfg, NULL, hello, strlen(hello), &callbacks, err, sizeof(err));
         sctpm_config_free(cfg);
@@ -55,8 +59,10 @@ int MPIDI_CH3_InitCompleted(void)
 int MPIDI_CH3_Finalize(void)
 {
     if (MPIDI_CH3I_sctp) {
-        /* CH3's close handshake already ordered every VC's data before this point. */
-        sctpm_close(MPIDI_CH3I_sctp, 1000);
+        /* CH3's close handshake is done, but its last packets may still be in flight: shut the
+         * associations down gracefully (SCTP delivers queued data first). Closing before that
+         * aborts them and the peer loses those packets; the bound only matters for dead peers. */
+        sctpm_close(MPIDI_CH3I_sctp, 10000);
         MPIDI_CH3I_sctp = NULL;
     }
     return MPIDI_CH3I_Progress_finalize();
@@ -82,6 +88,7 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
 {
     vc->ch.peer = -1;
     vc->ch.failed = 0;
+    vc->ch.closed = 0;
     vc->ch.recv_active = NULL;
     vc->ch.recv_filled = 0;
     vc->ch.port_name_tag = -1;

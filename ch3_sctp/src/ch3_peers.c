@@ -51,9 +51,22 @@ int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len)
     return translate(start, card, len, "#$", "=;");
 }
 
+/* A VC used again after its close handshake: if its association ended meanwhile, it starts
+ * over with a new transport peer (and so a new association). */
+static void renew_closed_vc(MPIDI_VC_t * vc)
+{
+    if (vc->ch.closed && vc->ch.failed && vc->ch.peer >= 0) {
+        MPIDI_CH3I_Peer_unbind(vc->ch.peer);
+        vc->ch.peer = -1;
+        vc->ch.failed = 0;
+    }
+    vc->ch.closed = 0;
+}
+
 int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
 {
     char bc[SCTPM_CARD_MAX], card[SCTPM_CARD_MAX];
+    renew_closed_vc(vc);
     if (vc->ch.peer >= 0)
         return vc->ch.peer;
     if (vc->pg == NULL)
@@ -93,6 +106,7 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
             rank >= MPIDI_PG_Get_size(pg))
             return -1;
         MPIDI_PG_Get_vc(pg, rank, &vc);
+        renew_closed_vc(vc);
         if (vc->state == MPIDI_VC_STATE_INACTIVE)
             MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
         if (vc->ch.peer >= 0)

@@ -23,6 +23,8 @@ static void fail_vc(MPIDI_VC_t * vc, const char *why)
         return;
     vc->ch.failed = 1;
     vc->ch.recv_active = NULL;
+    if (vc->ch.closed)
+        return; /* the close handshake finished: the peer may end its association */
     if (getenv("MPICH_SCTP_QUIET") == NULL)
         fprintf(stderr, "[ch3:sctp] rank %d: lost rank %d: %s\n", MPIR_Process.rank, vc->pg_rank, why);
     raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
@@ -140,7 +142,7 @@ void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev)
         case SCTPM_EV_PROTOCOL_ERROR:
             if (vc)
                 fail_vc(vc, ev->detail);
-            else if (getenv("MPICH_SCTP_QUIET") == NULL)
+            else if (ev->peer < 0 && getenv("MPICH_SCTP_QUIET") == NULL) /* unidentified association */
                 fprintf(stderr, "[ch3:sctp] rank %d: %s\n", MPIR_Process.rank, ev->detail);
             break;
         default:
