@@ -11,9 +11,17 @@ check_PROGRAMS += tests/iwarp_unit_tests
 tests_iwarp_unit_tests_SOURCES = \
 	tests/iwarp/test_wire.cpp \
 	tests/iwarp/test_memory.cpp \
-	tests/iwarp/test_validate.cpp
-tests_iwarp_unit_tests_LDADD = iwarp/libiwarp.la -lgtest -lgtest_main
+	tests/iwarp/test_validate.cpp \
+	tests/iwarp/test_session.cpp \
+	tests/iwarp/mem_llp.hpp tests/iwarp/test_qp_loopback.cpp
+tests_iwarp_unit_tests_LDADD = iwarp/libiwarp.la src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/iwarp_unit_tests
+
+# Two processes, two usrsctp stacks on loopback, the C verbs API end to end.
+check_PROGRAMS += tests/iwarp_pair_tests
+tests_iwarp_pair_tests_SOURCES = tests/wait_pair.hpp tests/iwarp/pair_harness.hpp tests/iwarp/iwarp_pair.cpp tests/iwarp/iwarp_threads.cpp
+tests_iwarp_pair_tests_LDADD = iwarp/libiwarp.la src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
+TESTS += tests/iwarp_pair_tests
 endif
 
 # libFuzzer target for decode + validate (clang): `make fuzz-iwarp` builds fuzz/iwarp_segment_fuzz.
@@ -29,3 +37,14 @@ fuzz/iwarp_segment_fuzz: $(IWARP_FUZZ_SOURCES) $(top_srcdir)/iwarp/wire.hpp $(to
 fuzz-iwarp: fuzz/iwarp_segment_fuzz
 .PHONY: fuzz-iwarp
 EXTRA_DIST += tests/fuzz/iwarp_segment_fuzz.cpp
+
+# The RNIC proper: RFC 5043 adaptation, session control, RDMAP/DDP engine, CQ/QP, device, verbs.
+iwarp_libiwarp_la_SOURCES += \
+	iwarp/iwarp_verbs.h \
+	iwarp/llp.hpp \
+	iwarp/session.hpp iwarp/session.cpp \
+	iwarp/adaptation.hpp iwarp/adaptation.cpp \
+	iwarp/cq.hpp iwarp/cq.cpp \
+	iwarp/qp.hpp iwarp/qp.cpp iwarp/rdmap_tx.cpp iwarp/rdmap_rx.cpp \
+	iwarp/device.hpp iwarp/device.cpp \
+	iwarp/verbs.cpp

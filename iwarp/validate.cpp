@@ -4,7 +4,10 @@
 // contradicts its opcode is never placed.
 #include "validate.hpp"
 
+#include "error.hpp"
+
 #include <limits>
+#include <string>
 
 namespace iwarp {
 
@@ -72,10 +75,9 @@ std::string_view source_reason(TagFault f) {
     return "";
 }
 
-Verdict check_write(const ReceiverState& st, const Segment& s, size_t size) {
+Verdict check_write(const ReceiverState& st, const Segment& s, size_t size, uint64_t len) {
     Accepted a;
     a.segment = s;
-    const uint64_t len = s.payload.size();
     TagCheck c = check_tagged_sink(*st.stags, st.pd, s.hdr.stag, s.hdr.to, len, kRemoteWrite);
     if (!c.ok()) return reject(*c.error, tagged_reason(c.fault), &s, size);
     if (len) a.placement = Placement{c.address, uint32_t(len)};
@@ -85,13 +87,12 @@ Verdict check_write(const ReceiverState& st, const Segment& s, size_t size) {
 // The sink side of our own RDMA Read: the Response must fall inside one outstanding request's
 // sink range (RFC 5040 §5.2.2 lets the sink validate STag, TO and length), and the sink region
 // needs local write, as for any buffer the local ULP gave for an operation it started.
-Verdict check_read_response(const ReceiverState& st, const Segment& s, size_t size) {
+Verdict check_read_response(const ReceiverState& st, const Segment& s, size_t size, uint64_t len) {
     if (st.orq.empty())
         return reject(term::rdmap_unexpected_opcode, "Read Response with no RDMA Read outstanding (RFC 5040 §5.2.2)",
                       &s, size);
     Accepted a;
     a.segment = s;
-    const uint64_t len = s.payload.size();
     if (len == 0) return a; // RFC 5041 §5.2: STag and TO are not checked; pairs by delivery order
     bool stag_known = false;
     for (size_t i = 0; i < st.orq.size(); ++i) {
@@ -127,9 +128,9 @@ Window window_of(const ReceiverState& st, uint32_t qn) {
     }
 }
 
-Verdict check_send(const ReceiverState& st, const Segment& s, size_t size, uint32_t index) {
+Verdict check_send(const ReceiverState& st, const Segment& s, size_t size, uint32_t index, uint64_t len) {
     const DdpHeader& h = s.hdr;
-    const uint64_t end = uint64_t(h.mo) + s.payload.size();
+    const uint64_t end = uint64_t(h.mo) + len;
     const RecvBuffer& b = st.recv[index];
     if (end > b.length)
         return reject(term::ddp_untagged_too_long,
@@ -147,7 +148,7 @@ Verdict check_send(const ReceiverState& st, const Segment& s, size_t size, uint3
     a.segment = s;
     a.buffer_index = index;
     a.message_offset = h.mo;
-    if (!s.payload.empty()) a.placement = Placement{b.addr + h.mo, uint32_t(s.payload.size())};
+    if (len) a.placement = Placement{b.addr + h.mo, uint32_t(len)};
     if (h.last) a.message_length = uint32_t(end);
     if (h.last && opcode_invalidates(Opcode(h.opcode))) a.invalidate_stag = h.inval_stag;
     return a;
@@ -196,7 +197,7 @@ Verdict check_terminate(const Segment& s, size_t size, uint32_t index) {
     return a;
 }
 
-Verdict check_untagged(const ReceiverState& st, const Segment& s, size_t size) {
+Verdict check_untagged(const ReceiverState& st, const Segment& s, size_t size, uint64_t len) {
     const DdpHeader& h = s.hdr;
     const Opcode op = Opcode(h.opcode);
     // RFC 5041 §7.1 untagged 1; RFC 5040 Fig. 4 fixes one queue per opcode.
@@ -222,27 +223,21 @@ Verdict check_untagged(const ReceiverState& st, const Segment& s, size_t size) {
 
     // RFC 5041 §7.1 untagged 3. An MO is invalid in itself when no DDP message could reach it;
     // running past the posted buffer is "too long" (check 4), whichever segment shows it first.
-    if (uint64_t(h.mo) + s.payload.size() > kMaxMessageLength)
+    if (uint64_t(h.mo) + len > kMaxMessageLength)
         return reject(term::ddp_untagged_invalid_mo, "MO + payload reaches 2^32 (RFC 5041 §5.2, §7.1 untagged 3)", &s,
                       size);
 
     switch (op) {
     case Opcode::read_request: return check_read_request(st, s, size, index);
     case Opcode::terminate: return check_terminate(s, size, index);
-    default: return check_send(st, s, size, index);
+    default: return check_send(st, s, size, index, len);
     }
 }
 
-} // namespace
-
-Verdict validate_segment(const ReceiverState& st, std::span<const uint8_t> message) {
-    auto decoded = decode_segment(message);
-    if (!decoded)
-        return reject(term::rdmap_operation_unspecified, "message shorter than DDP-SSN + DDP header (RFC 5043 §5.2.2)",
-                      nullptr, message.size());
-    const Segment& s = *decoded;
+// The checks common to both entry points; `len` is the payload length, which for data opcodes
+// may be known before the payload itself has been read.
+Verdict check_segment(const ReceiverState& st, const Segment& s, size_t size, uint64_t len) {
     const DdpHeader& h = s.hdr;
-    const size_t size = message.size();
     // RFC 5043 §9 MUST reject oversized segments; no RFC names a code for it.
     if (size > st.max_message)
         return reject(term::rdmap_operation_unspecified, "segment larger than the adaptation's maximum (RFC 5043 §9)",
@@ -258,10 +253,35 @@ Verdict validate_segment(const ReceiverState& st, std::span<const uint8_t> messa
     if (opcode_tagged(op) != h.tagged)
         return reject(term::rdmap_unexpected_opcode, "T flag contradicts the opcode (RFC 5040 Fig. 4)", &s, size);
     switch (op) {
-    case Opcode::rdma_write: return check_write(st, s, size);
-    case Opcode::read_response: return check_read_response(st, s, size);
-    default: return check_untagged(st, s, size);
+    case Opcode::rdma_write: return check_write(st, s, size, len);
+    case Opcode::read_response: return check_read_response(st, s, size, len);
+    default: return check_untagged(st, s, size, len);
     }
+}
+
+} // namespace
+
+Verdict validate_segment(const ReceiverState& st, std::span<const uint8_t> message) {
+    auto decoded = decode_segment(message);
+    if (!decoded)
+        return reject(term::rdmap_operation_unspecified, "message shorter than DDP-SSN + DDP header (RFC 5043 §5.2.2)",
+                      nullptr, message.size());
+    return check_segment(st, *decoded, message.size(), decoded->payload.size());
+}
+
+bool payload_is_data(const DdpHeader& h) {
+    return opcode_known(h.opcode) && h.opcode != uint8_t(Opcode::read_request) &&
+           h.opcode != uint8_t(Opcode::terminate);
+}
+
+Verdict validate_segment_head(const ReceiverState& st, const Segment& head, uint64_t payload_length) {
+    if (!payload_is_data(head.hdr))
+        throw sctpm::Error("iwarp: validate_segment_head needs the whole message for " +
+                           std::string(opcode_name(head.hdr.opcode)));
+    const uint64_t size = kSsnSize + head.hdr.size() + payload_length;
+    Segment s = head;
+    s.payload = {};
+    return check_segment(st, s, size_t(size), payload_length);
 }
 
 } // namespace iwarp

@@ -90,4 +90,16 @@ using Verdict = std::variant<Accepted, Rejected>;
 // `message` is one SCTP user message received with PPID 16.
 Verdict validate_segment(const ReceiverState& st, std::span<const uint8_t> message);
 
+// True for the opcodes whose payload is ULP data to place (Write, Read Response, the Sends), as
+// opposed to an RDMAP header (Read Request, Terminate) or a reserved opcode.
+bool payload_is_data(const DdpHeader& h);
+
+// The same checks for a receiver that reads a segment's DDP-SSN and header first and places the
+// payload straight from the socket: `head` holds the decoded header (its payload is ignored) and
+// `payload_length` the payload bytes that follow. The checks only grow stricter with the length,
+// so a receiver may validate with an upper bound, place, and re-validate with the exact length.
+// Only for payload_is_data(head.hdr); anything else throws sctpm::Error (read the whole message).
+// Accepted::segment.payload is empty.
+Verdict validate_segment_head(const ReceiverState& st, const Segment& head, uint64_t payload_length);
+
 } // namespace iwarp

@@ -1,0 +1,361 @@
+// The simulated RNIC; see device.hpp.
+#include "device.hpp"
+
+#include "error.hpp"
+#include "settings.hpp"
+#include "stack.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace iwarp {
+
+// usrsctp may call an upcall with the argument it was given even after the socket was closed
+// (its upcall pointer is read without a lock, field notes §1.6), so the target outlives every
+// socket: it is never freed, and its eventfd never closed (one per device opened).
+//
+// As in the core's progress engine (src/progress.cpp): every upcall counts activity, and only a
+// waiter that sleeps (or an owner polling the fd itself) costs a write; a spinning caller looks
+// at the counter and runs the RNIC only when something happened.
+struct UpcallTarget {
+    int fd;
+    std::atomic<uint64_t> activity{0};
+    std::atomic<int> sleepers{0};
+    std::atomic<bool> external{false}; // iwv_device_fd was handed out: always write
+};
+
+namespace {
+
+void upcall(struct socket*, void* arg, int) {
+    auto* t = static_cast<UpcallTarget*>(arg);
+    t->activity.fetch_add(1);
+    if (t->sleepers.load() > 0 || t->external.load(std::memory_order_relaxed)) {
+        uint64_t one = 1;
+        (void)!write(t->fd, &one, sizeof one);
+    }
+}
+
+std::vector<UpcallTarget*>& upcall_targets() { // keeps them reachable (leak checkers) forever
+    static std::vector<UpcallTarget*> v;
+    return v;
+}
+
+const sctpm::Settings& stack_settings() {
+    static const sctpm::Settings s = sctpm::load_settings_from_environment();
+    return s;
+}
+
+void drain(int fd) {
+    uint64_t v;
+    while (read(fd, &v, sizeof v) > 0) {
+    }
+}
+
+} // namespace
+
+Device::Device(const iwv_device_attr& attr, iwv_device* handle)
+    : handle_(handle), mode_(attr.progress), spin_us_(stack_settings().spin_us) {
+    udp_port_ = sctpm::start_stack(stack_settings()).udp_port;
+    static std::mutex targets_mu;
+    {
+        std::lock_guard<std::mutex> g(targets_mu);
+        int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (fd < 0) throw sctpm::Error(std::string("iwarp: eventfd for the device: ") + std::strerror(errno));
+        target_ = new UpcallTarget;
+        target_->fd = fd;
+        upcall_targets().push_back(target_);
+    }
+    AdapterConfig cfg;
+    if (attr.bind_address) cfg.bind_address = attr.bind_address;
+    cfg.sctp_port = attr.sctp_port;
+    cfg.path_mtu = attr.path_mtu;
+    cfg.max_segment = attr.max_segment;
+    cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
+    cfg.path_max_retrans = stack_settings().path_max_retrans;
+    endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
+    if (mode_ == IWV_PROGRESS_THREAD) thread_ = std::thread([this] { thread_main(); });
+}
+
+Device::~Device() {
+    {
+        std::lock_guard<std::mutex> g(mu);
+        stop_ = true;
+    }
+    signal();
+    if (thread_.joinable()) thread_.join();
+    requests_.clear();
+    endpoint_.reset();
+}
+
+int Device::fd() {
+    target_->external.store(true);
+    return target_->fd;
+}
+
+void Device::signal() { upcall(nullptr, target_, 0); }
+
+int Device::wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms) {
+    const uint64_t seen = seen_activity_;
+    lock.unlock();
+    // Announce the sleep, then look once more: an upcall either sees a sleeper and writes, or
+    // counted before, and then we do not sleep (both sides sequentially consistent).
+    // First spin a little, as the core's progress does (spin_us): an answer is often that close.
+    const auto spin_end = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+    while (target_->activity.load() == seen && std::chrono::steady_clock::now() < spin_end) sched_yield();
+    target_->sleepers.fetch_add(1);
+    int rc = 1;
+    if (target_->activity.load() == seen) {
+        pollfd p{target_->fd, POLLIN, 0};
+        rc = ::poll(&p, 1, timeout_ms);
+    }
+    target_->sleepers.fetch_sub(1);
+    drain(target_->fd);
+    lock.lock();
+    return rc;
+}
+
+bool Device::idle_locked() {
+    if (force_ || last_work_ > 0 || target_->activity.load() != seen_activity_) return false;
+    if (!any_tx_blocked()) return true;
+    // A blocked sender is retried now and then: SCTP's window opening is not always signalled.
+    const auto now = std::chrono::steady_clock::now();
+    return now - last_progress_ < std::chrono::microseconds(20);
+}
+
+int Device::poll_locked() { return idle_locked() ? 0 : progress_locked(); }
+
+void Device::wait_for_work(std::unique_lock<std::mutex>& lock, int timeout_ms) {
+    if (!idle_locked()) return;
+    wait_fd(lock, timeout_ms < 0 ? 100 : any_tx_blocked() ? std::min(timeout_ms, 1) : timeout_ms);
+}
+
+void Device::thread_main() {
+    std::unique_lock<std::mutex> lock(mu);
+    int work = 0;
+    while (!stop_) {
+        // Block only when idle; a blocked sender is retried every millisecond as well, since
+        // SCTP's window opening is not always followed by an upcall.
+        if (work == 0) wait_fd(lock, any_tx_blocked() ? 1 : 50);
+        if (stop_) break;
+        work = progress_locked();
+    }
+}
+
+bool Device::any_tx_blocked() const {
+    for (iwv_qp* qp : qps_)
+        if (qp->q->tx_blocked()) return true;
+    return false;
+}
+
+void Device::remove_qp(iwv_qp* qp) {
+    qps_.erase(qp);
+    for (auto it = connecting_.begin(); it != connecting_.end();)
+        it = it->second.qp == qp ? connecting_.erase(it) : std::next(it);
+    for (auto it = events_.begin(); it != events_.end();)
+        it = it->qp == qp ? events_.erase(it) : std::next(it);
+}
+
+int Device::progress_locked() {
+    // Taken first: whatever an upcall reports from now on is new.
+    seen_activity_ = target_->activity.load();
+    force_ = false;
+    last_progress_ = std::chrono::steady_clock::now();
+    int work = 0;
+    std::vector<AssociationUp> up;
+    std::vector<AssociationFailed> failed;
+    endpoint_->poll(up, failed);
+    for (auto& u : up) {
+        ++work;
+        auto it = connecting_.find(u.assoc);
+        if (it != connecting_.end()) {
+            Connecting c = std::move(it->second);
+            connecting_.erase(it);
+            c.qp->q->start_active(std::move(u.llp), c.mine, c.private_data);
+        } else {
+            auto req = std::make_unique<iwv_conn_request>();
+            req->device = this;
+            req->llp = std::move(u.llp);
+            requests_.push_back(std::move(req));
+        }
+    }
+    for (auto& f : failed) {
+        ++work;
+        auto it = connecting_.find(f.assoc);
+        if (it != connecting_.end()) {
+            it->second.qp->q->fail_connect(f.why);
+            connecting_.erase(it);
+        }
+    }
+    progress_requests();
+    for (iwv_qp* qp : qps_) work += qp->q->progress();
+    collect_events();
+    if (work) changed.notify_all();
+    last_work_ = work; // more may be waiting (receive() stops after a batch): run again
+    return work;
+}
+
+// Passive associations: read the Initiate (RFC 5043 §6.2: the first message must be one) and
+// announce it; the ULP answers with accept or reject.
+void Device::progress_requests() {
+    for (auto it = requests_.begin(); it != requests_.end();) {
+        iwv_conn_request* req = it->get();
+        bool drop = false;
+        std::string why;
+        while (!req->announced && !drop) {
+            uint8_t buf[1024];
+            LlpRead r = req->llp->read(buf, sizeof buf);
+            if (r.n == -EWOULDBLOCK) break;
+            if (r.closed || r.n < 0) {
+                drop = true;
+                break;
+            }
+            if (req->partial.empty() && r.ppid != kPpidSessionControl) {
+                drop = true; // data before the Initiate: not a legal sequence
+                break;
+            }
+            req->partial.insert(req->partial.end(), buf, buf + r.n);
+            if (req->partial.size() > 2048) drop = true;
+            if (!r.eor) continue;
+            auto out = req->session.on_control(req->partial);
+            if (out.event != Session::Event::request) {
+                drop = true;
+                break;
+            }
+            req->announced = true;
+            iwv_event ev{};
+            ev.type = IWV_EVENT_CONNECT_REQUEST;
+            ev.request = req;
+            if (out.message.ird_ord) {
+                ev.ird = out.message.ird_ord->ird;
+                ev.ord = out.message.ird_ord->ord;
+            }
+            ev.private_data_len = uint16_t(std::min<size_t>(out.message.private_data.size(), IWV_MAX_PRIVATE_DATA));
+            std::memcpy(ev.private_data, out.message.private_data.data(), ev.private_data_len);
+            events_.push_back(ev);
+            changed.notify_all();
+        }
+        if (drop && !req->announced) {
+            req->llp->close(true);
+            it = requests_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void Device::collect_events() {
+    for (iwv_qp* qp : qps_)
+        for (QpEvent& e : qp->q->take_events()) {
+            iwv_event ev{};
+            ev.type = e.type;
+            ev.qp = qp;
+            e.detail.copy(ev.detail, sizeof ev.detail - 1);
+            if (e.control) {
+                if (e.control->ird_ord) {
+                    ev.ird = e.control->ird_ord->ird;
+                    ev.ord = e.control->ird_ord->ord;
+                }
+                ev.private_data_len = uint16_t(std::min<size_t>(e.control->private_data.size(), IWV_MAX_PRIVATE_DATA));
+                std::memcpy(ev.private_data, e.control->private_data.data(), ev.private_data_len);
+            }
+            events_.push_back(ev);
+        }
+}
+
+void Device::after_user_call() {
+    collect_events();
+    changed.notify_all();
+    force_ = true; // the call may have left work that no upcall will announce
+    if (mode_ == IWV_PROGRESS_THREAD) signal();
+}
+
+std::optional<iwv_event> Device::next_event() {
+    if (events_.empty()) return std::nullopt;
+    iwv_event e = events_.front();
+    events_.pop_front();
+    return e;
+}
+
+int Device::connect(iwv_qp* qp, const std::string& address, uint16_t sctp_port, uint16_t udp_port,
+                    IrdOrdPair mine, std::vector<uint8_t> private_data) {
+    if (qp->q->state() != IWV_QPS_INIT || qp->q->connected()) {
+        last_error = "iwv_connect: the QP must be in INIT and unconnected";
+        return EINVAL;
+    }
+    try {
+        const uint32_t assoc = endpoint_->connect(address, sctp_port, udp_port);
+        connecting_[assoc] = Connecting{qp, mine, std::move(private_data)};
+    } catch (const sctpm::Error& e) {
+        last_error = e.what();
+        return EHOSTUNREACH;
+    }
+    qp->q->connecting();
+    return 0;
+}
+
+std::unique_ptr<SctpLlp> Device::adopt_socket(struct socket* so, bool one_to_many, uint32_t assoc) {
+    return one_to_many ? endpoint_->adopt(so, assoc) : endpoint_->adopt(so);
+}
+
+int Device::adopt(iwv_qp* qp, std::unique_ptr<Llp> llp, bool active, IrdOrdPair mine, std::vector<uint8_t> private_data) {
+    if (qp->q->state() != IWV_QPS_INIT || qp->q->connected()) {
+        last_error = "iwv_adopt: the QP must be in INIT and unconnected";
+        return EINVAL;
+    }
+    if (active) {
+        qp->q->connecting();
+        qp->q->start_active(std::move(llp), mine, private_data);
+    } else {
+        auto req = std::make_unique<iwv_conn_request>();
+        req->device = this;
+        req->llp = std::move(llp);
+        requests_.push_back(std::move(req));
+    }
+    return 0;
+}
+
+int Device::accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span<const uint8_t> private_data) {
+    auto it = std::find_if(requests_.begin(), requests_.end(), [&](auto& r) { return r.get() == req; });
+    if (it == requests_.end() || !req->announced) {
+        last_error = "iwv_accept: unknown or unannounced connection request";
+        return EINVAL;
+    }
+    if (qp->q->state() != IWV_QPS_INIT || qp->q->connected()) {
+        last_error = "iwv_accept: the QP must be in INIT and unconnected";
+        return EINVAL;
+    }
+    std::unique_ptr<iwv_conn_request> owned = std::move(*it);
+    requests_.erase(it);
+    try {
+        qp->q->start_passive(std::move(owned->llp), std::move(owned->session), mine, private_data);
+    } catch (const sctpm::Error& e) {
+        last_error = e.what();
+        return EINVAL;
+    }
+    return 0;
+}
+
+int Device::reject(iwv_conn_request* req, std::span<const uint8_t> private_data) {
+    auto it = std::find_if(requests_.begin(), requests_.end(), [&](auto& r) { return r.get() == req; });
+    if (it == requests_.end() || !req->announced) {
+        last_error = "iwv_reject: unknown or unannounced connection request";
+        return EINVAL;
+    }
+    try {
+        auto m = req->session.reject(private_data);
+        req->llp->send(kPpidSessionControl, m.data(), m.size());
+    } catch (const sctpm::Error& e) {
+        last_error = e.what();
+        return EINVAL;
+    }
+    req->llp->close(false); // graceful: SHUTDOWN after the Reject
+    requests_.erase(it);
+    return 0;
+}
+
+} // namespace iwarp

@@ -1,0 +1,148 @@
+// The simulated RNIC: one DDP endpoint, the STag table, the QPs and CQs, connection management,
+// and the progress engine (a device thread, or the caller's loop). Behind the C handles of
+// iwarp_verbs.h; verbs.cpp is the thin C layer on top.
+//
+// Locking: one mutex per device (Device::mu) taken by every verbs call; progress runs under it.
+// usrsctp's threads never take it: their upcall only writes the device's eventfd.
+#pragma once
+#include "adaptation.hpp"
+#include "cq.hpp"
+#include "iwarp_verbs.h"
+#include "memory.hpp"
+#include "qp.hpp"
+#include "session.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace iwarp {
+class Device;
+}
+
+struct iwv_device {
+    std::unique_ptr<iwarp::Device> impl;
+};
+struct iwv_pd {
+    iwv_device* dev;
+    iwarp::PdHandle handle;
+    int users; // MRs and QPs
+};
+struct iwv_cq {
+    iwv_device* dev;
+    std::unique_ptr<iwarp::CompletionQueue> q;
+};
+struct iwv_qp {
+    iwv_device* dev;
+    iwv_pd* pd;
+    iwv_cq* send_cq;
+    iwv_cq* recv_cq;
+    void* context;
+    std::unique_ptr<iwarp::QueuePair> q;
+};
+struct iwv_conn_request {
+    iwarp::Device* device = nullptr;
+    std::unique_ptr<iwarp::Llp> llp;
+    iwarp::Session session{iwarp::SessionRole::passive};
+    bool announced = false; // its Initiate was delivered as an event
+    std::vector<uint8_t> partial; // the Initiate being read
+};
+
+namespace iwarp {
+
+class Device {
+public:
+    Device(const iwv_device_attr& attr, iwv_device* handle);
+    ~Device();
+
+    std::mutex mu;
+    std::condition_variable changed; // CQ entries or connection events appeared
+    StagTable stags;
+    std::string last_error;
+    int pds = 0, cqs = 0, qps = 0;
+
+    uint16_t sctp_port() const { return endpoint_->port(); }
+    uint16_t udp_port() const { return udp_port_; }
+    iwv_progress_mode mode() const { return mode_; }
+    int fd(); // from then on every upcall writes it (the owner polls it)
+
+    // All below: with mu held.
+    int progress_locked();
+    int poll_locked();      // progress_locked, unless nothing happened since the last round
+    // Caller mode: block until an upcall reports activity (or timeout_ms, -1 = 100 ms), unless
+    // there is work already.
+    void wait_for_work(std::unique_lock<std::mutex>& lock, int timeout_ms);
+    void after_user_call(); // collect QP events; wake the device thread and waiters
+    void add_qp(iwv_qp* qp) { qps_.insert(qp); }
+    void remove_qp(iwv_qp* qp);
+    bool any_tx_blocked() const;
+
+    int connect(iwv_qp* qp, const std::string& address, uint16_t sctp_port, uint16_t udp_port,
+                IrdOrdPair mine, std::vector<uint8_t> private_data);
+    int adopt(iwv_qp* qp, std::unique_ptr<Llp> llp, bool active, IrdOrdPair mine, std::vector<uint8_t> private_data);
+    std::unique_ptr<SctpLlp> adopt_socket(struct socket* so, bool one_to_many, uint32_t assoc);
+    int accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span<const uint8_t> private_data);
+    int reject(iwv_conn_request* req, std::span<const uint8_t> private_data);
+    std::optional<iwv_event> next_event();
+
+    // Wait (mu held through `lock`) until pred or timeout; drives progress in caller mode.
+    template <class Pred>
+    bool wait(std::unique_lock<std::mutex>& lock, int timeout_ms, Pred pred);
+
+private:
+    void progress_requests();
+    void collect_events();
+    void signal();
+    bool idle_locked();
+    void thread_main();
+    int wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms);
+
+    iwv_device* handle_;
+    iwv_progress_mode mode_;
+    uint32_t spin_us_; // busy-poll before sleeping (the stack's spin_us setting)
+    uint16_t udp_port_ = 0;
+    struct UpcallTarget* target_ = nullptr;
+    std::unique_ptr<DdpEndpoint> endpoint_;
+    struct Connecting {
+        iwv_qp* qp;
+        IrdOrdPair mine;
+        std::vector<uint8_t> private_data;
+    };
+    std::map<uint32_t, Connecting> connecting_; // active connects by association id
+    std::vector<std::unique_ptr<iwv_conn_request>> requests_;
+    std::set<iwv_qp*> qps_;
+    std::deque<iwv_event> events_;
+    std::thread thread_;
+    bool stop_ = false;
+    uint64_t seen_activity_ = 0; // upcall count when the last progress round began
+    int last_work_ = 0;          // work that round did
+    bool force_ = false;         // a user call changed state: the next round must run
+    std::chrono::steady_clock::time_point last_progress_{};
+};
+
+template <class Pred>
+bool Device::wait(std::unique_lock<std::mutex>& lock, int timeout_ms, Pred pred) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+    for (;;) {
+        if (mode_ == IWV_PROGRESS_CALLER) progress_locked();
+        if (pred()) return true;
+        const auto now = std::chrono::steady_clock::now();
+        if (timeout_ms >= 0 && now >= deadline) return false;
+        const int left = timeout_ms < 0 ? 100
+                                        : int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
+        if (mode_ == IWV_PROGRESS_CALLER)
+            wait_fd(lock, any_tx_blocked() ? 1 : std::min(left, 100));
+        else
+            changed.wait_for(lock, std::chrono::milliseconds(std::min(left, 100)));
+    }
+}
+
+} // namespace iwarp

@@ -1,0 +1,452 @@
+// The RDMAP/DDP engine of two queue pairs joined by an in-memory LLP: every operation with data
+// checked byte for byte, segmentation at a small segment size, scrambled (unordered) delivery,
+// flow control, and the error paths (Terminate sent and received, both QPs in ERR, flushes).
+#include <gtest/gtest.h>
+
+#include "mem_llp.hpp"
+#include "qp.hpp"
+
+#include <numeric>
+
+using namespace iwarp;
+
+namespace {
+
+constexpr size_t kSeg = 600; // small segments: multi-segment messages stay cheap to test
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+    std::vector<uint8_t> v(n);
+    uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : v) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = uint8_t(x);
+    }
+    return v;
+}
+
+uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+struct Side {
+    explicit Side(uint64_t seed) : stags(seed) {}
+    StagTable stags;
+    PdHandle pd = stags.alloc_pd();
+    CompletionQueue scq{4096}, rcq{4096};
+    std::unique_ptr<QueuePair> qp =
+        std::make_unique<QueuePair>(uint32_t(stags.size() + 1), stags, pd, scq, rcq, iwv_qp_cap{256, 256, 4, 4, 0}, false);
+    std::vector<uint8_t> mem = std::vector<uint8_t>(1 << 16);
+    uint32_t stag = stags.register_region(pd, addr(mem.data()), mem.size(), kLocalWrite | kRemoteWrite | kRemoteRead);
+
+    std::vector<iwv_wc> drain(CompletionQueue& cq) {
+        std::vector<iwv_wc> out(4096);
+        int n = cq.poll(int(out.size()), out.data());
+        out.resize(size_t(std::max(n, 0)));
+        return out;
+    }
+    void post_recv(uint64_t id, std::vector<iwv_sge> sges) {
+        iwv_recv_wr wr{id, nullptr, sges.data(), int(sges.size())};
+        const iwv_recv_wr* bad = nullptr;
+        std::string err;
+        ASSERT_EQ(qp->post_recv(&wr, &bad, err), 0) << err;
+    }
+    int post(iwv_send_wr wr, std::vector<iwv_sge> sges, std::string* err_out = nullptr) {
+        wr.sg_list = sges.data();
+        wr.num_sge = int(sges.size());
+        const iwv_send_wr* bad = nullptr;
+        std::string err;
+        int rc = qp->post_send(&wr, &bad, err);
+        if (err_out) *err_out = err;
+        return rc;
+    }
+    iwv_sge sge(size_t off, uint32_t len) { return iwv_sge{addr(mem.data() + off), len, stag}; }
+};
+
+iwv_send_wr wr_of(uint64_t id, iwv_wr_opcode op, unsigned flags = IWV_SEND_SIGNALED) {
+    iwv_send_wr w{};
+    w.wr_id = id;
+    w.opcode = op;
+    w.send_flags = flags;
+    return w;
+}
+
+struct Loop {
+    memllp::Pair pipe;
+    Side a{1}, b{2};
+
+    explicit Loop(size_t seg = kSeg, IrdOrdPair ia = {4, 4}, IrdOrdPair ib = {4, 4}) {
+        std::string err;
+        EXPECT_EQ(a.qp->modify(IWV_QPS_INIT, err), 0);
+        EXPECT_EQ(b.qp->modify(IWV_QPS_INIT, err), 0);
+        a.qp->connecting();
+        EXPECT_EQ(a.qp->state(), IWV_QPS_RTR);
+        a.qp->start_active(pipe.a(seg), ia, std::vector<uint8_t>{1, 2});
+        // The device's part on the passive side: read the Initiate, then accept.
+        auto lb = pipe.b(seg);
+        std::vector<uint8_t> init(1024);
+        LlpRead r = lb->read(init.data(), init.size());
+        EXPECT_TRUE(r.eor);
+        EXPECT_EQ(r.ppid, kPpidSessionControl);
+        init.resize(size_t(r.n));
+        Session s(SessionRole::passive);
+        EXPECT_EQ(s.on_control(init).event, Session::Event::request);
+        b.qp->start_passive(std::move(lb), std::move(s), ib, {});
+        EXPECT_EQ(b.qp->state(), IWV_QPS_RTS);
+        run([&] { return a.qp->state() == IWV_QPS_RTS; });
+        auto ev = a.qp->take_events();
+        EXPECT_EQ(ev.size(), 1u);
+        if (!ev.empty()) {
+            EXPECT_EQ(ev[0].type, IWV_EVENT_ESTABLISHED);
+        }
+    }
+    bool run(const std::function<bool()>& pred, int rounds = 20000) {
+        for (int i = 0; i < rounds && !pred(); ++i) {
+            a.qp->progress();
+            b.qp->progress();
+        }
+        return pred();
+    }
+    void settle() {
+        run([] { return false; }, 50);
+    }
+};
+
+iwv_qp_attr query(QueuePair& qp) {
+    iwv_qp_attr at;
+    qp.query(&at);
+    return at;
+}
+
+} // namespace
+
+TEST(QpLoopback, IrdOrdAreNegotiatedAtConnect) {
+    Loop l(kSeg, {8, 2}, {1, 16});
+    EXPECT_EQ(l.a.qp->negotiated().ird, 8);  // min(8, b's ORD 16)
+    EXPECT_EQ(l.a.qp->negotiated().ord, 1);  // min(2, b's IRD 1)
+    EXPECT_EQ(l.b.qp->negotiated().ird, 1);  // min(1, a's ORD 2)
+    EXPECT_EQ(l.b.qp->negotiated().ord, 8);  // min(16, a's IRD 8)
+}
+
+TEST(QpLoopback, SendScattersAcrossSgeAndSegments) {
+    Loop l;
+    auto data = pattern(5000, 1);
+    std::copy(data.begin(), data.end(), l.a.mem.begin());
+    // Receive into three pieces of b's memory, in a different order than addresses.
+    l.b.post_recv(7, {l.b.sge(20000, 1000), l.b.sge(100, 3000), l.b.sge(9000, 1500)});
+    ASSERT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {l.a.sge(0, 2000), l.a.sge(2000, 3000)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 1 && l.a.scq.size() == 1; }));
+    auto rc = l.b.drain(l.b.rcq);
+    EXPECT_EQ(rc[0].wr_id, 7u);
+    EXPECT_EQ(rc[0].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(rc[0].opcode, IWV_WC_RECV);
+    EXPECT_EQ(rc[0].byte_len, 5000u);
+    EXPECT_TRUE(std::equal(data.begin(), data.begin() + 1000, l.b.mem.begin() + 20000));
+    EXPECT_TRUE(std::equal(data.begin() + 1000, data.begin() + 4000, l.b.mem.begin() + 100));
+    EXPECT_TRUE(std::equal(data.begin() + 4000, data.end(), l.b.mem.begin() + 9000));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].wr_id, 1u);
+    EXPECT_EQ(sc[0].opcode, IWV_WC_SEND);
+}
+
+TEST(QpLoopback, ZeroLengthSendConsumesAReceive) {
+    Loop l;
+    l.b.post_recv(1, {l.b.sge(0, 64)});
+    ASSERT_EQ(l.a.post(wr_of(9, IWV_WR_SEND), {}), 0);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 1; }));
+    auto rc = l.b.drain(l.b.rcq);
+    EXPECT_EQ(rc[0].byte_len, 0u);
+    EXPECT_EQ(rc[0].status, IWV_WC_SUCCESS);
+}
+
+TEST(QpLoopback, WriteThenSendIsVisibleWhenTheSendArrives) {
+    Loop l;
+    auto data = pattern(20000, 2);
+    std::copy(data.begin(), data.end(), l.a.mem.begin());
+    l.b.post_recv(1, {l.b.sge(60000, 16)});
+    iwv_send_wr w = wr_of(1, IWV_WR_RDMA_WRITE, 0); // unsignaled: no completion on success
+    w.rdma.remote_addr = addr(l.b.mem.data() + 1234);
+    w.rdma.rkey = l.b.stag;
+    ASSERT_EQ(l.a.post(w, {l.a.sge(0, 20000)}), 0);
+    ASSERT_EQ(l.a.post(wr_of(2, IWV_WR_SEND), {l.a.sge(0, 16)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 1; }));
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), l.b.mem.begin() + 1234));
+    l.settle();
+    auto sc = l.a.drain(l.a.scq);
+    ASSERT_EQ(sc.size(), 1u); // only the signalled Send
+    EXPECT_EQ(sc[0].wr_id, 2u);
+}
+
+TEST(QpLoopback, ReadFetchesRemoteMemoryAndCompletesBeforeALaterSend) {
+    Loop l;
+    auto data = pattern(7000, 3);
+    std::copy(data.begin(), data.end(), l.b.mem.begin() + 30000);
+    iwv_send_wr r = wr_of(10, IWV_WR_RDMA_READ);
+    r.rdma.remote_addr = addr(l.b.mem.data() + 30000);
+    r.rdma.rkey = l.b.stag;
+    l.b.post_recv(1, {l.b.sge(0, 8)});
+    ASSERT_EQ(l.a.post(r, {l.a.sge(500, 7000)}), 0);
+    ASSERT_EQ(l.a.post(wr_of(11, IWV_WR_SEND), {l.a.sge(0, 8)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 2; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].wr_id, 10u); // RFC 5040 §5.5: local completion in submission order
+    EXPECT_EQ(sc[0].opcode, IWV_WC_RDMA_READ);
+    EXPECT_EQ(sc[0].byte_len, 7000u);
+    EXPECT_EQ(sc[1].wr_id, 11u);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), l.a.mem.begin() + 500));
+}
+
+TEST(QpLoopback, ZeroLengthReadCompletes) {
+    Loop l;
+    iwv_send_wr r = wr_of(4, IWV_WR_RDMA_READ);
+    r.rdma.rkey = 0x12345678; // RFC 5040 §5.2.1: not validated for size 0
+    ASSERT_EQ(l.a.post(r, {}), 0);
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 1; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(sc[0].byte_len, 0u);
+}
+
+TEST(QpLoopback, ReadsBeyondOrdWaitForCredits) {
+    Loop l(kSeg, {4, 1}, {1, 4}); // a's ORD = 1
+    std::vector<std::vector<uint8_t>> chunks;
+    for (int i = 0; i < 5; ++i) {
+        chunks.push_back(pattern(1500, uint8_t(10 + i)));
+        std::copy(chunks[i].begin(), chunks[i].end(), l.b.mem.begin() + i * 2000);
+        iwv_send_wr r = wr_of(uint64_t(i), IWV_WR_RDMA_READ);
+        r.rdma.remote_addr = addr(l.b.mem.data() + i * 2000);
+        r.rdma.rkey = l.b.stag;
+        ASSERT_EQ(l.a.post(r, {l.a.sge(size_t(i) * 2000, 1500)}), 0);
+    }
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 5; }));
+    auto sc = l.a.drain(l.a.scq);
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(sc[size_t(i)].wr_id, uint64_t(i));
+        EXPECT_EQ(sc[size_t(i)].status, IWV_WC_SUCCESS);
+        EXPECT_TRUE(std::equal(chunks[i].begin(), chunks[i].end(), l.a.mem.begin() + i * 2000)) << i;
+    }
+    EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS); // b never saw more Read Requests than its IRD
+}
+
+TEST(QpLoopback, SendWithInvalidateAndSolicitedEvent) {
+    Loop l;
+    uint32_t victim = l.b.stags.register_region(l.b.pd, addr(l.b.mem.data()), 64, kLocalWrite | kRemoteWrite);
+    l.b.post_recv(1, {l.b.sge(1000, 100)});
+    l.b.post_recv(2, {l.b.sge(2000, 100)});
+    iwv_send_wr s = wr_of(1, IWV_WR_SEND_WITH_INV, IWV_SEND_SIGNALED | IWV_SEND_SOLICITED);
+    s.invalidate_rkey = victim;
+    ASSERT_EQ(l.a.post(s, {l.a.sge(0, 10)}), 0);
+    ASSERT_EQ(l.a.post(wr_of(2, IWV_WR_SEND, IWV_SEND_SIGNALED | IWV_SEND_SOLICITED), {l.a.sge(0, 10)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 2; }));
+    auto rc = l.b.drain(l.b.rcq);
+    EXPECT_EQ(rc[0].wc_flags, unsigned(IWV_WC_WITH_INV | IWV_WC_SOLICITED));
+    EXPECT_EQ(rc[0].invalidated_rkey, victim);
+    EXPECT_EQ(rc[1].wc_flags, unsigned(IWV_WC_SOLICITED));
+    EXPECT_FALSE(l.b.stags.find(victim)->valid);
+    EXPECT_TRUE(l.b.stags.find(l.b.stag)->valid);
+}
+
+TEST(QpLoopback, ScrambledDeliveryIsPutBackInDdpSsnOrder) {
+    Loop l;
+    l.pipe.ab->hold = true; // everything a sends waits, then arrives shuffled
+    std::vector<std::vector<uint8_t>> msgs;
+    for (int i = 0; i < 6; ++i) {
+        msgs.push_back(pattern(900 + size_t(i) * 700, uint8_t(40 + i)));
+        std::copy(msgs[i].begin(), msgs[i].end(), l.a.mem.begin() + i * 6000);
+        l.b.post_recv(uint64_t(100 + i), {l.b.sge(size_t(i) * 6000, 5000)});
+        iwv_send_wr w = wr_of(uint64_t(i), IWV_WR_RDMA_WRITE, 0);
+        w.rdma.remote_addr = addr(l.b.mem.data() + 40000 + i * 4000);
+        w.rdma.rkey = l.b.stag;
+        ASSERT_EQ(l.a.post(w, {l.a.sge(size_t(i) * 6000, uint32_t(msgs[i].size()))}), 0);
+        ASSERT_EQ(l.a.post(wr_of(uint64_t(i), IWV_WR_SEND), {l.a.sge(size_t(i) * 6000, uint32_t(msgs[i].size()))}), 0);
+    }
+    l.settle();
+    ASSERT_GT(l.pipe.ab->held.size(), 20u);
+    l.pipe.ab->release(12345);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 6; }));
+    auto rc = l.b.drain(l.b.rcq);
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(rc[size_t(i)].wr_id, uint64_t(100 + i));
+        EXPECT_EQ(rc[size_t(i)].byte_len, msgs[i].size());
+        EXPECT_TRUE(std::equal(msgs[i].begin(), msgs[i].end(), l.b.mem.begin() + i * 6000)) << i;
+        EXPECT_TRUE(std::equal(msgs[i].begin(), msgs[i].end(), l.b.mem.begin() + 40000 + i * 4000)) << i;
+    }
+    EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS);
+}
+
+TEST(QpLoopback, BlockedLlpIsRetried) {
+    Loop l;
+    l.pipe.ab->max_queued = 2; // the "send buffer" takes two messages at a time
+    auto data = pattern(30000, 5);
+    std::copy(data.begin(), data.end(), l.a.mem.begin());
+    l.b.post_recv(1, {l.b.sge(0, 30000)});
+    ASSERT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {l.a.sge(0, 30000)}), 0);
+    EXPECT_TRUE(l.a.qp->tx_blocked());
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 1; }));
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), l.b.mem.begin()));
+}
+
+// ---- errors ------------------------------------------------------------------------------------
+
+TEST(QpLoopback, WriteToBadStagTerminatesAndFlushesBothSides) {
+    Loop l;
+    l.b.post_recv(1, {l.b.sge(0, 100)});
+    l.b.post_recv(2, {l.b.sge(100, 100)});
+    l.a.post_recv(3, {l.a.sge(0, 100)});
+    iwv_send_wr w = wr_of(1, IWV_WR_RDMA_WRITE);
+    w.rdma.remote_addr = addr(l.b.mem.data());
+    w.rdma.rkey = l.b.stag ^ 0x1; // wrong key byte
+    ASSERT_EQ(l.a.post(w, {l.a.sge(0, 100)}), 0);
+    ASSERT_TRUE(l.run([&] {
+        return l.a.qp->state() == IWV_QPS_ERR && l.b.qp->state() == IWV_QPS_ERR;
+    }));
+    l.settle();
+    iwv_qp_attr qa = query(*l.a.qp), qb = query(*l.b.qp);
+    EXPECT_TRUE(qb.terminate_sent);
+    EXPECT_TRUE(qa.terminate_received);
+    EXPECT_EQ(qb.terminate_code, vendor_code(term::ddp_tagged_invalid_stag)) << qb.terminate_text;
+    EXPECT_EQ(qa.terminate_code, qb.terminate_code) << qa.terminate_text;
+    auto rb = l.b.drain(l.b.rcq);
+    ASSERT_EQ(rb.size(), 2u);
+    EXPECT_EQ(rb[0].status, IWV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(rb[1].wr_id, 2u);
+    auto ra = l.a.drain(l.a.rcq);
+    ASSERT_EQ(ra.size(), 1u);
+    EXPECT_EQ(ra[0].status, IWV_WC_WR_FLUSH_ERR);
+    // Posting after the error completes at once with a flush error (verbs).
+    ASSERT_EQ(l.a.post(wr_of(5, IWV_WR_SEND), {}), 0);
+    auto sc = l.a.drain(l.a.scq);
+    ASSERT_FALSE(sc.empty());
+    EXPECT_EQ(sc.back().wr_id, 5u);
+    EXPECT_EQ(sc.back().status, IWV_WC_WR_FLUSH_ERR);
+}
+
+TEST(QpLoopback, ReadOfProtectedMemoryFailsTheReadWithRemoteAccessError) {
+    Loop l;
+    uint32_t no_read = l.b.stags.register_region(l.b.pd, addr(l.b.mem.data()), 4096, kLocalWrite | kRemoteWrite);
+    iwv_send_wr r = wr_of(8, IWV_WR_RDMA_READ);
+    r.rdma.remote_addr = addr(l.b.mem.data());
+    r.rdma.rkey = no_read;
+    ASSERT_EQ(l.a.post(r, {l.a.sge(0, 100)}), 0);
+    ASSERT_EQ(l.a.post(wr_of(9, IWV_WR_SEND), {}), 0);
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 2; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].wr_id, 8u);
+    EXPECT_EQ(sc[0].status, IWV_WC_REM_ACCESS_ERR);
+    EXPECT_EQ(sc[0].vendor_err, vendor_code(term::rdmap_access_rights));
+    EXPECT_EQ(sc[1].status, IWV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(query(*l.b.qp).terminate_code, vendor_code(term::rdmap_access_rights));
+}
+
+TEST(QpLoopback, SendWithoutPostedReceiveIsNoBufferError) {
+    Loop l;
+    ASSERT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {l.a.sge(0, 10)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.a.qp->state() == IWV_QPS_ERR; }));
+    EXPECT_EQ(query(*l.b.qp).terminate_code, vendor_code(term::ddp_untagged_no_buffer));
+}
+
+TEST(QpLoopback, SendLongerThanTheBufferIsRefusedWithoutOverrun) {
+    Loop l;
+    std::fill(l.b.mem.begin(), l.b.mem.end(), 0xEE);
+    l.b.post_recv(1, {l.b.sge(0, 700)}); // the first segment (582 bytes) fits, the second does not
+    ASSERT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {l.a.sge(0, 2000)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.b.qp->state() == IWV_QPS_ERR && l.a.qp->state() == IWV_QPS_ERR; }));
+    EXPECT_EQ(query(*l.b.qp).terminate_code, vendor_code(term::ddp_untagged_too_long));
+    EXPECT_TRUE(std::all_of(l.b.mem.begin() + 700, l.b.mem.end(), [](uint8_t c) { return c == 0xEE; }));
+    auto rb = l.b.drain(l.b.rcq);
+    ASSERT_EQ(rb.size(), 1u);
+    EXPECT_EQ(rb[0].status, IWV_WC_WR_FLUSH_ERR);
+}
+
+TEST(QpLoopback, ReplayedDdpSsnEndsTheSession) {
+    Loop l;
+    l.b.post_recv(1, {l.b.sge(0, 100)});
+    l.b.post_recv(2, {l.b.sge(0, 100)});
+    l.pipe.ab->tamper = [](memllp::Message& m) {
+        if (m.ppid == kPpidDdpSegment) m.bytes[1] = 0; // DDP-SSN 0 again: behind the window
+    };
+    ASSERT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {l.a.sge(0, 10)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.b.qp->state() == IWV_QPS_ERR && l.a.qp->state() == IWV_QPS_ERR; }));
+    auto eb = l.b.qp->take_events();
+    ASSERT_FALSE(eb.empty());
+    EXPECT_NE(eb[0].detail.find("DDP-SSN"), std::string::npos) << eb[0].detail;
+}
+
+TEST(QpLoopback, OversizedSegmentIsRejected) {
+    // a cuts segments at 1200 bytes, b accepts at most 600 (RFC 5043 §9: MUST reject).
+    memllp::Pair pipe;
+    Side a{1}, b{2};
+    std::string err;
+    a.qp->modify(IWV_QPS_INIT, err);
+    b.qp->modify(IWV_QPS_INIT, err);
+    a.qp->connecting();
+    a.qp->start_active(pipe.a(1200), {1, 1}, {});
+    auto lb = pipe.b(600);
+    std::vector<uint8_t> init(1024);
+    init.resize(size_t(lb->read(init.data(), init.size()).n));
+    Session s(SessionRole::passive);
+    s.on_control(init);
+    b.qp->start_passive(std::move(lb), std::move(s), {1, 1}, {});
+    for (int i = 0; i < 100; ++i) a.qp->progress();
+    b.post_recv(1, {b.sge(0, 5000)});
+    ASSERT_EQ(a.post(wr_of(1, IWV_WR_SEND), {a.sge(0, 1100)}), 0);
+    for (int i = 0; i < 100; ++i) {
+        a.qp->progress();
+        b.qp->progress();
+    }
+    EXPECT_EQ(b.qp->state(), IWV_QPS_ERR);
+    EXPECT_EQ(a.qp->state(), IWV_QPS_ERR);
+    EXPECT_EQ(query(*b.qp).terminate_code, vendor_code(term::rdmap_operation_unspecified));
+}
+
+// ---- verbs state machine ---------------------------------------------------------------------
+
+TEST(QpStateMachine, LegalAndIllegalTransitions) {
+    Side s{3};
+    std::string err;
+    EXPECT_EQ(s.qp->modify(IWV_QPS_RTS, err), EINVAL);
+    EXPECT_NE(err.find("RESET -> RTS"), std::string::npos) << err;
+    iwv_recv_wr rwr{1, nullptr, nullptr, 0};
+    const iwv_recv_wr* bad = nullptr;
+    EXPECT_EQ(s.qp->post_recv(&rwr, &bad, err), EINVAL); // not in RESET
+    EXPECT_EQ(s.qp->modify(IWV_QPS_INIT, err), 0);
+    EXPECT_EQ(s.qp->post_recv(&rwr, &bad, err), 0);
+    EXPECT_EQ(s.post(wr_of(1, IWV_WR_SEND), {}), EINVAL); // not RTS
+    EXPECT_EQ(s.qp->modify(IWV_QPS_RTR, err), 0);
+    EXPECT_EQ(s.qp->modify(IWV_QPS_RTS, err), 0);
+    EXPECT_EQ(s.post(wr_of(1, IWV_WR_SEND), {}), ENOTCONN); // RTS by hand, no connection
+    EXPECT_EQ(s.qp->modify(IWV_QPS_ERR, err), 0);
+    auto rc = s.drain(s.rcq);
+    ASSERT_EQ(rc.size(), 1u); // the posted receive, flushed
+    EXPECT_EQ(rc[0].status, IWV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(s.qp->modify(IWV_QPS_INIT, err), EINVAL);
+    EXPECT_EQ(s.qp->modify(IWV_QPS_RESET, err), 0);
+    EXPECT_EQ(s.qp->modify(IWV_QPS_INIT, err), 0);
+}
+
+TEST(QpStateMachine, PostChecksKeysSgeCountAndQueueDepth) {
+    Loop l;
+    std::string err;
+    iwv_sge bad_key{addr(l.a.mem.data()), 10, l.a.stag + 0x100};
+    EXPECT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {bad_key}, &err), EINVAL);
+    EXPECT_NE(err.find("lkey"), std::string::npos) << err;
+    iwv_sge out_of_range{addr(l.a.mem.data()) + l.a.mem.size() - 5, 10, l.a.stag};
+    EXPECT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {out_of_range}, &err), EINVAL);
+    EXPECT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), std::vector<iwv_sge>(5, l.a.sge(0, 1)), &err), EINVAL);
+    iwv_send_wr r = wr_of(1, IWV_WR_RDMA_READ);
+    EXPECT_EQ(l.a.post(r, {l.a.sge(0, 1), l.a.sge(1, 1)}, &err), EINVAL);
+    EXPECT_NE(err.find("one SGE"), std::string::npos) << err;
+    // A chain stops at its first bad WR; the ones before it are posted.
+    l.b.post_recv(1, {l.b.sge(0, 16)});
+    std::vector<iwv_sge> g{l.a.sge(0, 4)};
+    iwv_send_wr second = wr_of(2, IWV_WR_SEND);
+    second.sg_list = &bad_key;
+    second.num_sge = 1;
+    iwv_send_wr first = wr_of(1, IWV_WR_SEND);
+    first.sg_list = g.data();
+    first.num_sge = 1;
+    first.next = &second;
+    const iwv_send_wr* bad = nullptr;
+    EXPECT_EQ(l.a.qp->post_send(&first, &bad, err), EINVAL);
+    EXPECT_EQ(bad, &second);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 1; }));
+}
