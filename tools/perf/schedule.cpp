@@ -1,0 +1,65 @@
+// The measurement loop shared by the benchmarks; see channel.hpp.
+#include "channel.hpp"
+
+#include <algorithm>
+
+namespace perf {
+
+void run_schedule(Channel& ch, bool client, const Schedule& s, const std::string& name, std::vector<Result>* out) {
+    size_t largest = 4;
+    for (size_t v : s.latency_sizes) largest = std::max(largest, v);
+    for (size_t v : s.bandwidth_sizes) largest = std::max(largest, v);
+    std::vector<char> buf(largest);
+    for (size_t size : s.latency_sizes) {
+        const uint32_t seed = pattern_seed(name, "latency", size);
+        fill_pattern(buf.data(), size, seed);
+        const int iters = s.latency_iters(size), warm = iters / 10;
+        RoundTrips rt;
+        for (int i = 0; i < iters + warm; ++i) {
+            if (i == warm)
+                rt.start();
+            if (client) {
+                ch.send(buf.data(), size);
+                ch.recv(size);
+            } else {
+                ch.recv(size);
+                ch.send(buf.data(), size);
+            }
+            if (i >= warm)
+                rt.lap();
+        }
+        if (client)
+            out->push_back({name, "latency", size, rt.one_way_us(s.median)});
+        ch.flush(); // buf is refilled next: no send may still read it
+        check_pattern(ch.received(), size, seed, name + " latency message");
+    }
+    for (size_t size : s.bandwidth_sizes) {
+        const uint32_t seed = pattern_seed(name, "bandwidth", size);
+        fill_pattern(buf.data(), std::max<size_t>(size, 4), seed);
+        const int iters = s.bandwidth_iters(size), warm = 1;
+        double t0 = 0;
+        for (int i = 0; i < iters + warm; ++i) {
+            if (i == warm)
+                t0 = now_s();
+            if (client) {
+                for (int w = 0; w < s.window; ++w)
+                    ch.send(buf.data(), size);
+                ch.recv(4);
+            } else {
+                for (int w = 0; w < s.window; ++w)
+                    ch.recv(size);
+                ch.send(buf.data(), 4);
+                ch.flush();
+            }
+        }
+        ch.flush();
+        if (client) {
+            out->push_back({name, "bandwidth", size, double(size) * s.window * iters / (now_s() - t0) / 1e6});
+            check_pattern(ch.received(), 4, seed, name + " bandwidth acknowledgement");
+        } else {
+            check_pattern(ch.received(), size, seed, name + " bandwidth message");
+        }
+    }
+}
+
+} // namespace perf
