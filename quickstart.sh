@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install missing Debian packages (as root), build, then run the transport benchmark
-# build/bin/sctp-perf (both sides on loopback). Arguments go to sctp-perf unchanged:
+# Install missing Debian packages (as root), build, run the transport benchmark
+# build/bin/sctp-perf (both sides on loopback), then build MPICH 4.0.2 with ch3:sctp and the
+# stock ch3:sock beside it (about 20 minutes the first time, cached afterwards) and run an MPI
+# job on each: OSU-style latency and bandwidth between two ranks, with sctp/sock ratios.
 #
 #   ./quickstart.sh            full run
-#   ./quickstart.sh --quick    a shorter run
+#   ./quickstart.sh --quick    shorter runs (fewer sizes and iterations)
 #
 # Exit status 0 only if the build and every run succeeded.
 set -euo pipefail
@@ -31,9 +33,37 @@ step_perf() {
     return "$rc"
 }
 
-# The steps, in order; the MPI runs are appended here the same way (see check.sh).
+# The OSU runner measures both installs in one run and prints per-size ratios (sctp/sock).
+step_mpi() {
+    local quick=()
+    [[ " ${PERF_ARGS[*]} " == *' --quick '* ]] && quick=(--quick)
+    echo "\$ osu-bench/run-compare --installs ch3-sctp,ch3-sock --only lat,bw ${quick[*]}"
+    osu-bench/run-compare --installs ch3-sctp,ch3-sock --only lat,bw "${quick[@]}"
+}
+
+# As root: the multirail job on a 2-host virtual cluster (two rails at 1 Gbit/s): bandwidth by
+# size on one rail and with CMT on both, then bandwidth over time while a rail is pulled and
+# brought back, with plots (osu-bench/run-multirail; the full comparison with MPTCP and Open MPI
+# is `osu-bench/run-multirail` without --only).
+step_multirail() {
+    if ((EUID != 0)); then
+        echo "skipped: the virtual cluster needs root (network namespaces)"
+        step_note "skipped: needs root"
+        return 0
+    fi
+    local out=build/multirail/quickstart
+    rm -rf "$out"
+    echo "\$ osu-bench/run-multirail --quick --only sock-1rail,sctp-1rail,sctp-cmt,sctp-mh --out $out"
+    osu-bench/run-multirail --quick --only sock-1rail,sctp-1rail,sctp-cmt,sctp-mh --out "$out" || return
+    echo "tables: $out/summary.txt; plots: $out/bw.png, $out/failover.png"
+}
+
+# The steps, in order.
 add_step deps "Debian packages" step_deps --always --stop
 add_step build "Build (build/)" step_build --stop
 add_step sctp-perf "SCTP transport benchmark on loopback" step_perf
+add_step mpich "MPICH 4.0.2 with ch3:sctp and ch3:sock (build/install)" step_mpich_installs --stop
+add_step mpi "MPI latency and bandwidth, ch3:sctp beside ch3:sock" step_mpi
+add_step multirail "Two rails on a virtual cluster, a rail pulled mid-run (root)" step_multirail
 
 run_steps "" # every step

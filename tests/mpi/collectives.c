@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int wrank, wsize, quick;
+static int rank, wsize, quick;
 static const char *cname = "MPI_COMM_WORLD";
 
 #define TEST_NAME "collectives"
@@ -363,13 +363,13 @@ static void use_comm(MPI_Comm c, int expected_size, const char *what)
     MPI_Comm_rank(c, &me);
     if (n != expected_size)
         FAIL("%s: size %d, expected %d", what, n, expected_size);
-    x = wrank;
+    x = rank;
     CHK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c));
     int *all = malloc(sizeof(int) * (size_t)n), want = 0;
     CHK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, c));
     for (int p = 0; p < n; p++)
         want += all[p];
-    if (all[me] != wrank || sum != want)
+    if (all[me] != rank || sum != want)
         FAIL("%s: Allreduce %d does not match the members' world ranks (%d)", what, sum, want);
     free(all);
 }
@@ -388,8 +388,8 @@ static void many_comms(void)
             snprintf(what, sizeof what, "communicator #%d (dup)", i);
             use_comm(c, wsize, what);
         } else if (kind == 1) {
-            int ncol = 2 + i % 3, color = wrank % ncol;
-            CHK(MPI_Comm_split(MPI_COMM_WORLD, color, (wrank * 7 + i) % wsize, &c));
+            int ncol = 2 + i % 3, color = rank % ncol;
+            CHK(MPI_Comm_split(MPI_COMM_WORLD, color, (rank * 7 + i) % wsize, &c));
             snprintf(what, sizeof what, "communicator #%d (split into %d)", i, ncol);
             use_comm(c, (wsize - color + ncol - 1) / ncol, what);
         } else {
@@ -403,7 +403,7 @@ static void many_comms(void)
             CHK(MPI_Comm_create(MPI_COMM_WORLD, g, &c));
             MPI_Group_free(&g);
             snprintf(what, sizeof what, "communicator #%d (create)", i);
-            if (wsize > 1 && wrank == ex) {
+            if (wsize > 1 && rank == ex) {
                 if (c != MPI_COMM_NULL)
                     FAIL("%s: excluded rank got a communicator", what);
                 continue;
@@ -426,7 +426,7 @@ static void many_comms(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     quick = argc > 1 && strcmp(argv[1], "quick") == 0;
@@ -438,13 +438,13 @@ int main(int argc, char **argv)
 
     MPI_Comm half, third, rev, part;
     /* split by parity, reversed rank order inside */
-    CHK(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, -wrank, &half));
+    CHK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half));
     cname = "split(rank % 2, reversed order)";
     run_all(half);
-    CHK(MPI_Comm_split(MPI_COMM_WORLD, wrank % 3, wrank, &third));
+    CHK(MPI_Comm_split(MPI_COMM_WORLD, rank % 3, rank, &third));
     cname = "split(rank % 3)";
     run_all(third);
-    CHK(MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &rev));
+    CHK(MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - rank, &rev));
     cname = "split(one color, reversed)";
     run_all(rev);
     /* first half of the ranks through MPI_Comm_create */
@@ -470,7 +470,7 @@ int main(int argc, char **argv)
     CHK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_Op_free(&matmul_op);
     MPI_Type_free(&mat_type);
-    if (wrank == 0)
+    if (rank == 0)
         printf("collectives: OK (%d processes; world, 4 derived communicators, 200 created/freed "
                "and 200 alive at once%s)\n", wsize, quick ? "; quick sizes" : "");
     MPI_Finalize();

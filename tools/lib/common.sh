@@ -273,6 +273,26 @@ add_step() {
     STEP_FLAGS[$name]=" $* "
 }
 
+# step_mpich_installs: MPICH 4.0.2 from Debian's source with our channel (build/install/ch3-sctp)
+# and the stock ch3:sock reference beside it (build/install/ch3-sock), cached (tools/mpich-build).
+# The two builds run side by side (each configure is single-threaded for minutes; together they
+# keep both cores busy), after one integration of our channels into the shared source tree.
+step_mpich_installs() {
+    run_logged tools/mpich-fetch
+    run_logged tools/mpich-integrate build/mpich-src/mpich-4.0.2
+    local sock_log=$LOG_DIR/mpich-sock.log sock_pid sock_rc=0 rc=0
+    MPICH_INTEGRATE=0 tools/mpich-build sock >"$sock_log" 2>&1 </dev/null &
+    sock_pid=$!
+    MPICH_INTEGRATE=0 run_logged tools/mpich-build sctp || rc=$?
+    wait "$sock_pid" || sock_rc=$?
+    if ((sock_rc != 0)); then
+        echo "failed (exit $sock_rc): tools/mpich-build sock; last lines of $sock_log:"
+        tail -n "$TAIL_LINES" "$sock_log"
+    fi
+    tail -n 1 "$sock_log"
+    ((rc == 0 && sock_rc == 0))
+}
+
 # step_note TEXT: a short note for the summary line of the running step.
 step_note() { printf '%s' "$1" >"$LOG_DIR/.$STEP.note"; }
 
