@@ -119,6 +119,11 @@ void apply_stack_sysctls(const Settings& s) {
         usrsctp_sysctl_set_sctp_delayed_sack_time_default(s.sack_delay_ms);
     // Packets of other processes' stacks are not ours: drop them silently instead of ABORTing.
     usrsctp_sysctl_set_sctp_blackhole(2);
+    // usrsctp aborts an association once one DATA chunk was sent 30 times, and zero-window
+    // probes count: a receiver that stays out of MPI for ~7 s with a full receive window lost
+    // its peer. Dead peers are still found by assoc_max_retrans (probes answered by a SACK
+    // reset that count; unanswered ones do not).
+    usrsctp_sysctl_set_sctp_max_retran_chunk(0);
     usrsctp_sysctl_set_sctp_ecn_enable(0);
 }
 
