@@ -7,13 +7,13 @@
 
 # ---- Debian 12 packages (the one list) ------------------------------------------------------
 # g++ make autoconf automake libtool pkg-config: the project's autotools build
-# libusrsctp-dev: userland SCTP;  libgtest-dev libgmock-dev googletest: unit tests
+# usrsctp is built from Debian's source (tools/usrsctp-build);  libgtest-dev libgmock-dev googletest: unit tests
 # clang libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
 # gfortran dpkg-dev python3: MPICH build (Fortran bindings, `apt-get source`, its scripts)
 # ccache: faster rebuilds;  iproute2 iptables: virtual cluster;  gnuplot-nox: plots
 DEBIAN_PACKAGES=(
     g++ make autoconf automake libtool pkg-config
-    libusrsctp-dev libgtest-dev libgmock-dev googletest
+    libgtest-dev libgmock-dev googletest
     clang libclang-rt-14-dev
     gfortran dpkg-dev python3
     ccache iproute2 iptables gnuplot-nox
@@ -120,11 +120,16 @@ bootstrap() {
 
 # configure_tree DIR [VAR=value ...]: configure out of tree in DIR, but only when DIR has no
 # Makefile yet or configure changed since. Otherwise make's own rules keep the tree current.
+# Every tree links the optimised usrsctp of tools/usrsctp-build (built first; quick when current).
+# A tree configured with other arguments (or before this rule) is configured again.
 configure_tree() {
     local dir=$1
     shift
     bootstrap
-    if [[ -e $dir/Makefile && ! configure -nt $dir/Makefile ]]; then
+    tools/usrsctp-build || return 1
+    set -- --with-usrsctp="$PWD/build/usrsctp" "$@"
+    if [[ -e $dir/Makefile && ! configure -nt $dir/Makefile && -f $dir/.configure-args &&
+        $(<"$dir/.configure-args") == "$*" ]]; then
         return 0
     fi
     local -a cc=()
@@ -136,6 +141,7 @@ configure_tree() {
     srcdir=$(realpath --relative-to="$dir" .)
     echo "configure in $dir: ${cc[*]} $*"
     (cd "$dir" && "$srcdir/configure" "${cc[@]}" "$@")
+    printf '%s' "$*" >"$dir/.configure-args"
 }
 
 # build_tree DIR [VAR=value ...]: configure if needed, then build (make's own checks decide
