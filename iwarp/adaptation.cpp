@@ -16,30 +16,12 @@
 
 namespace iwarp {
 
+using sctpm::parse_address;
+using sctpm::sockaddr_len;
+
 namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
-
-bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out) {
-    std::memset(out, 0, sizeof *out);
-    auto* v4 = reinterpret_cast<sockaddr_in*>(out);
-    if (inet_pton(AF_INET, text.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
-        return true;
-    }
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
-    if (inet_pton(AF_INET6, text.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
-        return true;
-    }
-    return false;
-}
-
-socklen_t sockaddr_len(const sockaddr_storage& ss) {
-    return ss.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-}
 
 void set_option(struct socket* so, int name, const void* value, socklen_t len, const char* what) {
     if (usrsctp_setsockopt(so, IPPROTO_SCTP, name, value, len) != 0)

@@ -34,6 +34,26 @@ namespace {
 
 constexpr uint32_t kMaxUsablePathMtu = 16000;
 
+
+// usrsctp's connectx/bindx take a packed array of sockaddrs of their natural sizes.
+std::vector<uint8_t> pack_addresses(const std::vector<sockaddr_storage>& addrs) {
+    std::vector<uint8_t> packed;
+    for (const auto& a : addrs) {
+        const auto* p = reinterpret_cast<const uint8_t*>(&a);
+        packed.insert(packed.end(), p, p + sockaddr_len(a));
+    }
+    return packed;
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v)
+        out += (out.empty() ? "" : ",") + s;
+    return out;
+}
+
+} // namespace
+
 bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out) {
     std::memset(out, 0, sizeof *out);
     auto* v4 = reinterpret_cast<sockaddr_in*>(out);
@@ -54,25 +74,6 @@ bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out
 socklen_t sockaddr_len(const sockaddr_storage& ss) {
     return ss.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
-
-// usrsctp's connectx/bindx take a packed array of sockaddrs of their natural sizes.
-std::vector<uint8_t> pack_addresses(const std::vector<sockaddr_storage>& addrs) {
-    std::vector<uint8_t> packed;
-    for (const auto& a : addrs) {
-        const auto* p = reinterpret_cast<const uint8_t*>(&a);
-        packed.insert(packed.end(), p, p + sockaddr_len(a));
-    }
-    return packed;
-}
-
-std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& s : v)
-        out += (out.empty() ? "" : ",") + s;
-    return out;
-}
-
-} // namespace
 
 std::string address_text(const sockaddr* sa) {
     char buf[INET6_ADDRSTRLEN] = "?";

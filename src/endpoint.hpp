@@ -73,6 +73,10 @@ private:
     std::vector<std::string> bound_;
 };
 
+// An IPv4 or IPv6 address in text form with a port; false when the text is neither.
+bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out);
+// The size of the sockaddr actually held (what usrsctp's bind/connect calls take).
+socklen_t sockaddr_len(const sockaddr_storage& ss);
 // Text form of an address (without port).
 std::string address_text(const sockaddr* sa);
 // Largest SCTP path MTU the interfaces holding these addresses carry (UDP/IP overhead removed),
