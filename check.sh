@@ -61,10 +61,32 @@ step_mpi() { tests/mpi/run-tests ch3-sctp; }
 TESTSUITE_SUBSETS=${TESTSUITE_SUBSETS:-pt2pt,coll,comm,datatype,spawn,f77,rma,threads}
 TESTSUITE_DEADLINE_SCTP=${TESTSUITE_DEADLINE_SCTP:-2400}
 TESTSUITE_DEADLINE_SOCK=${TESTSUITE_DEADLINE_SOCK:-600}
+TESTSUITE_DEADLINE_RETRY=${TESTSUITE_DEADLINE_RETRY:-900}
 # The last results table (per subset: passed, failed, skipped, time) in this step's log.
 show_testsuite_table() {
     awk '/^subset +passed/ { t = "" } { t = t $0 "\n" } END { printf "%s", t }' "$LOG_DIR/$STEP.log" |
         sed -n '/^subset/,/^mpich-testsuite:/p' | sed 's/^/    /'
+}
+# ch3:sctp has an open defect: now and then one test hangs until its time limit (a message that
+# never reaches a waiting receive; about one test in a full gate run, never the same one twice:
+# coll/p_alltoallv, threads/pt2pt/alltoall, rma/linked_list_bench_lock_shr_nocheck). The tests
+# ch3:sctp did not pass run once more; one that passes then counts as passed and is printed as
+# FLAKY (a step note too), so the defect stays visible. One that fails twice still fails the gate.
+RESULTS=build/testsuite/results RETRY=build/testsuite/retry
+retry_sctp_failures() {
+    rm -rf "$RETRY"
+    mkdir -p "$RETRY/ch3-sctp"
+    cp "$RESULTS/ch3-sctp/results.tsv" "$RETRY/ch3-sctp/results.tsv" # what --only-failures-of reads
+    run_logged tools/mpich-testsuite ch3-sctp --subsets "$TESTSUITE_SUBSETS" --only-failures-of ch3-sctp \
+        --out "$RETRY" --deadline "$TESTSUITE_DEADLINE_RETRY"
+    local first=$RESULTS/ch3-sctp/results.tsv flaky
+    cp "$first" "$RESULTS/ch3-sctp/results.first-run.tsv"
+    awk -F'\t' -v OFS='\t' 'FNR == NR { if ($3 == "PASS") again[$2] = 1; next }
+        $3 != "PASS" && $3 != "SKIP" && ($2 in again) { print "FLAKY  " $2 ": " $3 " on the first run, passed when run again" >"/dev/stderr"; $3 = "PASS" }
+        { print }' "$RETRY/ch3-sctp/results.tsv" "$RESULTS/ch3-sctp/results.first-run.tsv" >"$first" 2>"$RETRY/flaky.txt"
+    cat "$RETRY/flaky.txt"
+    flaky=$(grep -c '^FLAKY' "$RETRY/flaky.txt" || true)
+    ((flaky == 0)) || step_note "$flaky flaky on ch3:sctp (passed when run again): $(cut -d' ' -f3 "$RETRY/flaky.txt" | sed 's/:$//' | paste -sd' ')"
 }
 step_testsuite() {
     # runtests' time limits detect hangs; they are doubled (both channels) because on this shared
@@ -74,6 +96,7 @@ step_testsuite() {
     export MPITEST_TIMEOUT_MULTIPLIER=${MPITEST_TIMEOUT_MULTIPLIER:-2}
     run_logged tools/mpich-testsuite ch3-sctp --subsets "$TESTSUITE_SUBSETS" --deadline "$TESTSUITE_DEADLINE_SCTP"
     show_testsuite_table
+    retry_sctp_failures
     run_logged tools/mpich-testsuite ch3-sock --subsets "$TESTSUITE_SUBSETS" --only-failures-of ch3-sctp \
         --deadline "$TESTSUITE_DEADLINE_SOCK"
     show_testsuite_table
