@@ -387,5 +387,20 @@ std::vector<PathStatus> Endpoint::paths(AssocId assoc) {
     return out;
 }
 
-} // namespace sctpm
+AssocStatus Endpoint::status(AssocId assoc) {
+    AssocStatus out;
+    sctp_status st{};
+    st.sstat_assoc_id = assoc;
+    socklen_t len = sizeof st;
+    if (usrsctp_getsockopt(so_, IPPROTO_SCTP, SCTP_STATUS, &st, &len) != 0)
+        return out;
+    out.known = true;
+    out.state = st.sstat_state;
+    out.rwnd = st.sstat_rwnd;
+    out.unacked = st.sstat_unackdata;
+    out.pending = st.sstat_penddata;
+    out.fragmentation_point = st.sstat_fragmentation_point;
+    return out;
+}
 
+} // namespace sctpm

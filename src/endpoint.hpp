@@ -24,6 +24,15 @@ struct RecvResult {
     sockaddr_storage from{}; // the address the data arrived from (per-path accounting)
 };
 
+// What the stack holds for one association (SCTP_STATUS).
+struct AssocStatus {
+    bool known = false; // false: the stack no longer has it
+    int32_t state = 0;
+    uint32_t rwnd = 0;  // the peer's advertised receive window
+    uint16_t unacked = 0, pending = 0; // DATA chunks sent but not acked / waiting for reassembly here
+    uint32_t fragmentation_point = 0;
+};
+
 struct PathStatus {
     std::string address;
     int32_t state = 0; // SCTP_ACTIVE / SCTP_INACTIVE / SCTP_UNCONFIRMED / PF
@@ -56,6 +65,7 @@ public:
     void abort(AssocId assoc);
     void shutdown_assoc(AssocId assoc); // graceful SHUTDOWN after queued data
     std::vector<PathStatus> paths(AssocId assoc);
+    AssocStatus status(AssocId assoc);
     std::vector<std::string> local_addresses() const { return bound_; }
     uint32_t path_mtu() const { return path_mtu_; }
     uint16_t port() const { return port_; }

@@ -15,6 +15,6 @@ src_libsctpmpi_la_SOURCES = \
 	src/card.hpp src/card.cpp \
 	src/progress.hpp src/progress.cpp \
 	src/transport.hpp src/transport.cpp \
-	src/transport_rx.cpp src/transport_tx.cpp \
+	src/transport_rx.cpp src/transport_tx.cpp src/transport_report.cpp \
 	src/capi.cpp
 src_libsctpmpi_la_LIBADD = $(USRSCTP_LIBS)

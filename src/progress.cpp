@@ -62,7 +62,7 @@ void Progress::wake() {
 }
 
 int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us,
-                   const std::function<void(bool)>& on_block) {
+                   const std::function<void(bool)>& on_block, const std::function<void()>& on_idle) {
     uint64_t seen = activity();
     int work = run_once();
     if (work || timeout_us == 0)
@@ -116,6 +116,8 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         work = run_once();
         if (work || woken_.exchange(false, std::memory_order_acq_rel))
             return work;
+        if (on_idle)
+            on_idle();
     }
 }
 

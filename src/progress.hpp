@@ -23,9 +23,10 @@ public:
 
     // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
     // activity counter moved or `busy` says there is work to retry), then block up to timeout_us
-    // (-1 = no limit; `busy` work is retried every retry_us while blocked).
+    // (-1 = no limit; `busy` work is retried every retry_us while blocked). on_idle runs after
+    // every blocked round that found no work (at least every 200 ms while blocked).
     int wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us,
-             const std::function<void(bool)>& on_block = {});
+             const std::function<void(bool)>& on_block = {}, const std::function<void()>& on_idle = {});
 
     // Called from any thread: something happened (upcall) / wake a blocked waiter.
     void signal();

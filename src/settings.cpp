@@ -215,6 +215,9 @@ std::vector<Field> make_fields() {
         flag("nodelay", &S::nodelay, "disable Nagle's algorithm"),
         count("spin_us", &S::spin_us, "us", 0, 10000000, "busy-poll time before blocking on the eventfd"),
         flag("log_paths", &S::log_paths, "one stderr line per path state change"),
+        count("stall_report_s", &S::stall_report_s, "s", 0, 86400,
+              "after this long blocked without any transport progress, print every peer's state to stderr once "
+              "(a hang diagnostic), 0 = off"),
     };
 }
 

@@ -47,6 +47,7 @@ struct Settings {
     // Progress
     uint32_t spin_us = 100;            // key "spin_us": busy-poll before blocking on the eventfd
     bool log_paths = false;            // key "log_paths": one stderr line per path state change
+    uint32_t stall_report_s = 0;       // key "stall_report_s": report every peer's state once after this long without progress (0 = off)
 };
 
 // The receive buffer load_settings uses with CMT when none is set (settings.cpp says why).

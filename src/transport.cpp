@@ -34,6 +34,11 @@ std::vector<std::string> resolve(const std::string& name) {
     return out;
 }
 
+int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 std::string local_hostname() {
     char buf[256] = {};
     gethostname(buf, sizeof buf - 1);
@@ -85,6 +90,7 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
     progress_.add_stage("read", [this] { return read_stage(); });
     progress_.add_stage("write", [this] { return write_stage(); });
     ep_->set_upcall(upcall, &progress_);
+    last_work_us_ = now_us();
 }
 
 Transport::~Transport() = default;
@@ -197,7 +203,21 @@ int Transport::progress(int64_t timeout_us) {
     std::function<void(bool)> on_block;
     if (cb_.on_block)
         on_block = [this](bool entering) { cb_.on_block(cb_.ctx, entering ? 1 : 0); };
-    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return sends_pending(); }, kRetryBlockedSendsUs, on_block);
+    std::function<void()> on_idle;
+    if (s_.stall_report_s)
+        on_idle = [this] {
+            const int64_t idle = now_us() - last_work_us_;
+            if (!stall_reported_ && idle >= int64_t{s_.stall_report_s} * 1000000) {
+                stall_reported_ = true;
+                report_stall(idle);
+            }
+        };
+    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return sends_pending(); }, kRetryBlockedSendsUs, on_block,
+                              on_idle);
+    if (work) {
+        last_work_us_ = now_us();
+        stall_reported_ = false;
+    }
     return work;
 }
 

@@ -107,6 +107,7 @@ private:
     void abort_assoc(AssocId assoc);
     void emit(sctpm_event& ev);
     void emit_for_linked_peers(AssocId assoc, sctpm_event ev); // one copy per live peer, or peer -1
+    void report_stall(int64_t idle_us); // transport_report.cpp
 
     Settings s_;
     StackInfo stack_;
@@ -133,6 +134,8 @@ private:
     bool in_callbacks_ = false;
     uint64_t read_activity_ = ~0ull;
     AssocId deferred_abort_ = 0; // abort once the half-read message of this association is drained
+    int64_t last_work_us_ = 0;    // when progress last did something (stall report)
+    bool stall_reported_ = false;
 };
 
 // Addresses to bind for this process, from the settings (interface hostname, multihome file,

@@ -292,6 +292,17 @@ cvars:
       description : >-
         one stderr line per path state change (boolean: 1|0|yes|no|true|false|on|off). Unset: false.
 
+    - name        : MPIR_CVAR_CH3_SCTP_STALL_REPORT_S
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        after this long blocked without any transport progress, print every peer's state to stderr
+        once (a hang diagnostic), 0 = off (s, 0..86400). Unset: 0.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 #include "mpidi_ch3_impl.h"
@@ -328,6 +339,7 @@ static const struct {
     {"nodelay", &MPIR_CVAR_CH3_SCTP_NODELAY},
     {"spin_us", &MPIR_CVAR_CH3_SCTP_SPIN_US},
     {"log_paths", &MPIR_CVAR_CH3_SCTP_LOG_PATHS},
+    {"stall_report_s", &MPIR_CVAR_CH3_SCTP_STALL_REPORT_S},
 };
 
 /* Apply the CVARs that are set on top of what the environment gave cfg. Returns -1 with the

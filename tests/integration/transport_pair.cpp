@@ -645,3 +645,46 @@ TEST(TransportLinks, The129thLinkFailsClearly) {
         });
     EXPECT_TRUE(o.ok()) << o.describe();
 }
+
+// stall_report_s: a waiter that sees no progress for that long prints one report of every peer's
+// state (what it sent, what is queued, the association as the stack sees it), and only one.
+TEST(TransportPair, StallReportDescribesPeersOnce) {
+    auto o = run_pair(
+        [](Side& s) {
+            char path[] = "/tmp/stall_report_XXXXXX";
+            const int fd = mkstemp(path);
+            CHILD_CHECK(fd >= 0, "mkstemp");
+            send_all(s, {make_message(0, 5000), make_message(1, 70000)});
+            std::fflush(stderr);
+            const int saved = dup(2);
+            dup2(fd, 2);
+            s.progress_until([] { return false; }, 2.6); // idle: b sends nothing
+            std::fflush(stderr);
+            dup2(saved, 2);
+            std::string report(65536, '\0');
+            const ssize_t n = pread(fd, report.data(), report.size(), 0);
+            close(fd);
+            unlink(path);
+            CHILD_CHECK(n > 0, "no stall report within 2.6 s (stall_report_s = 1)");
+            report.resize(static_cast<size_t>(n));
+            auto count = [&](const std::string& what) {
+                size_t c = 0;
+                for (size_t at = report.find(what); at != std::string::npos; at = report.find(what, at + 1))
+                    ++c;
+                return c;
+            };
+            CHILD_CHECK(count("stall: no transport progress for ") == 1, "expected one report:\n%s", report.c_str());
+            CHILD_CHECK(count("stall: peer 0 up assoc ") == 1 && count(": sent 2 msgs, received 0") == 1,
+                        "the report misses the peer's state:\n%s", report.c_str());
+            CHILD_CHECK(count("domain 0: next seq out 2, next seq in 0, held 0") == 1,
+                        "the report misses the sequence numbers:\n%s", report.c_str());
+            CHILD_CHECK(count(", peer rwnd ") == 1 && count("  path ") >= 1,
+                        "the report misses the stack's view of the association:\n%s", report.c_str());
+        },
+        [](Side& s) {
+            expect_messages(s, 2);
+            s.progress_until([] { return false; }, 3);
+        },
+        [](sctpm_config* cfg) { set(cfg, "stall_report_s", "1"); });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}

@@ -71,7 +71,8 @@ const std::vector<std::string> all_keys = {
     "multihome_file", "bindall", "interface_hostname", "udp_port", "streams", "stream_policy", "eager_max",
     "fragment_size", "max_message", "head_bytes", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
     "rto_initial_ms", "heartbeat_ms", "path_max_retrans", "assoc_max_retrans", "init_max_attempts", "path_mtu",
-    "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "nodelay", "spin_us", "log_paths"};
+    "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "nodelay", "spin_us", "log_paths",
+    "stall_report_s"};
 
 std::string description(const std::string& key) {
     for (const auto& k : sctpm::setting_keys())
@@ -114,7 +115,7 @@ TEST(Settings, DefaultsThroughGetSetting) {
         {"init_max_attempts", "8"},  {"path_mtu", "0"},            {"sndbuf", "8388608"},
         {"rcvbuf", "8388608"},       {"udp_buffer", "4194304"},    {"max_chunks_on_queue", "65536"},
         {"sack_delay_ms", "10"},     {"nodelay", "true"},          {"spin_us", "100"},
-        {"log_paths", "false"}};
+        {"log_paths", "false"},      {"stall_report_s", "0"}};
     ASSERT_EQ(expected.size(), all_keys.size());
     for (const auto& [key, value] : expected) EXPECT_EQ(sctpm::get_setting(s, key), value) << key;
 }
@@ -399,7 +400,7 @@ TEST(Settings, CvarsSetEveryKey) {
         {"init_max_attempts", "3"},   {"path_mtu", "9000"},       {"sndbuf", "16M"},
         {"rcvbuf", "32M"},            {"udp_buffer", "2M"},       {"max_chunks_on_queue", "1000"},
         {"sack_delay_ms", "0"},       {"nodelay", "false"},       {"spin_us", "0"},
-        {"log_paths", "on"}};
+        {"log_paths", "on"},          {"stall_report_s", "30"}};
     ASSERT_EQ(values.size(), all_keys.size());
     std::map<std::string, std::string> env;
     for (const auto& [key, value] : values) {
@@ -422,6 +423,7 @@ TEST(Settings, CvarsSetEveryKey) {
     EXPECT_EQ(s.path_mtu, 9000u);
     EXPECT_FALSE(s.nodelay);
     EXPECT_TRUE(s.log_paths);
+    EXPECT_EQ(s.stall_report_s, 30u);
 }
 
 TEST(Settings, CvarErrorNamesTheVariable) {
