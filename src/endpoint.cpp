@@ -32,7 +32,7 @@ struct sctp_paddrthlds {
 namespace sctpm {
 namespace {
 
-constexpr uint32_t kMaxUsablePathMtu = 16000;
+constexpr uint32_t kMaxUsablePathMtu = 65000;
 
 
 // usrsctp's connectx/bindx take a packed array of sockaddrs of their natural sizes.

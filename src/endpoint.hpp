@@ -90,7 +90,8 @@ socklen_t sockaddr_len(const sockaddr_storage& ss);
 // Text form of an address (without port).
 std::string address_text(const sockaddr* sa);
 // Largest SCTP path MTU the interfaces holding these addresses carry (UDP/IP overhead removed),
-// capped at 16000 (usrsctp 0.9.5.0 drops packets of larger mbuf chains).
+// capped at 65000 (the largest UDP datagram; usrsctp 0.9.5.0 as released drops packets of more than
+// 32 mbufs, about 16 KB, which tools/patches/usrsctp/send-mbuf-chain.patch lifts).
 uint32_t auto_path_mtu(const std::vector<std::string>& addresses);
 // The local interface addresses (IPv4 and global IPv6), loopback last.
 std::vector<std::string> interface_addresses();

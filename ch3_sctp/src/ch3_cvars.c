@@ -210,7 +210,7 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        path MTU, 0 = the interfaces' MTU minus 28, capped at 16000 (bytes, 0 or 1200..16000). Unset: 0.
+        path MTU, 0 = the interfaces' MTU minus 28, capped at 65000 (bytes, 0 or 1200..65000). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_SNDBUF
       category    : CH3_SCTP

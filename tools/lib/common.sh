@@ -15,7 +15,7 @@ DEBIAN_PACKAGES=(
     g++ make autoconf automake libtool pkg-config
     libgtest-dev libgmock-dev googletest
     clang libclang-rt-14-dev
-    gfortran dpkg-dev python3
+    gfortran dpkg-dev patch python3
     ccache iproute2 iptables gnuplot-nox
 )
 
