@@ -54,14 +54,10 @@ int reserve_port(uint16_t wanted, uint16_t* port) {
 }
 
 void subscribe(struct socket* so) {
-    const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION, SCTP_SHUTDOWN_EVENT};
-    for (uint16_t type : events) {
-        sctp_event ev{};
-        ev.se_assoc_id = SCTP_FUTURE_ASSOC;
-        ev.se_type = type;
-        ev.se_on = 1;
-        set_option(so, SCTP_EVENT, &ev, sizeof ev, "SCTP_EVENT");
-    }
+    uint16_t refused = 0;
+    if (!sctpm::subscribe_events(so, {SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION, SCTP_SHUTDOWN_EVENT}, &refused))
+        throw sctpm::Error("iwarp adaptation: setsockopt SCTP_EVENT (notification " + std::to_string(refused) +
+                           "): " + errno_text(errno));
 }
 
 } // namespace

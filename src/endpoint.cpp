@@ -217,15 +217,12 @@ void Endpoint::apply_socket_options() {
     init.sinit_max_init_timeo = static_cast<uint16_t>(std::min<uint32_t>(s_.rto_max_ms, 65535));
     set_option(IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof init, "SCTP_INITMSG");
 
-    const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_PEER_ADDR_CHANGE, SCTP_SEND_FAILED_EVENT,
-                               SCTP_SHUTDOWN_EVENT, SCTP_REMOTE_ERROR};
-    for (uint16_t type : events) {
-        sctp_event ev{};
-        ev.se_assoc_id = SCTP_FUTURE_ASSOC;
-        ev.se_type = type;
-        ev.se_on = 1;
-        set_option(IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof ev, "SCTP_EVENT");
-    }
+    uint16_t refused = 0;
+    if (!subscribe_events(so_, {SCTP_ASSOC_CHANGE, SCTP_PEER_ADDR_CHANGE, SCTP_SEND_FAILED_EVENT, SCTP_SHUTDOWN_EVENT,
+                                SCTP_REMOTE_ERROR},
+                          &refused))
+        throw Error("cannot set socket option SCTP_EVENT (notification " + std::to_string(refused) +
+                    "): " + std::strerror(errno));
 
     sctp_sack_info sack{};
     sack.sack_assoc_id = SCTP_FUTURE_ASSOC;
@@ -385,6 +382,20 @@ std::vector<PathStatus> Endpoint::paths(AssocId assoc) {
     }
     usrsctp_freepaddrs(addrs);
     return out;
+}
+
+bool subscribe_events(struct socket* so, std::initializer_list<uint16_t> types, uint16_t* refused) {
+    for (uint16_t type : types) {
+        sctp_event ev{};
+        ev.se_assoc_id = SCTP_FUTURE_ASSOC;
+        ev.se_type = type;
+        ev.se_on = 1;
+        if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof ev) != 0) {
+            *refused = type;
+            return false;
+        }
+    }
+    return true;
 }
 
 AssocStatus Endpoint::status(AssocId assoc) {

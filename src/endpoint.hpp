@@ -2,6 +2,7 @@
 // per-association options, non-blocking send/receive, connect with the peer's UDP port.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <sys/socket.h>
 #include <vector>
@@ -93,6 +94,9 @@ std::string address_text(const sockaddr* sa);
 // capped at 65000 (the largest UDP datagram; usrsctp 0.9.5.0 as released drops packets of more than
 // 32 mbufs, about 16 KB, which tools/patches/usrsctp/send-mbuf-chain.patch lifts).
 uint32_t auto_path_mtu(const std::vector<std::string>& addresses);
+// Turn these SCTP notifications on for every future association of the socket. False (errno set)
+// when the stack refuses one; *refused names it.
+bool subscribe_events(struct socket* so, std::initializer_list<uint16_t> types, uint16_t* refused);
 // The local interface addresses (IPv4 and global IPv6), loopback last.
 std::vector<std::string> interface_addresses();
 

@@ -131,7 +131,6 @@ private:
     StagedFragment staged_;
     std::vector<sctpm_peer> tx_ready_;
     std::deque<std::pair<void*, int>> completions_;
-    bool in_callbacks_ = false;
     uint64_t read_activity_ = ~0ull;
     AssocId deferred_abort_ = 0; // abort once the half-read message of this association is drained
     int64_t last_work_us_ = 0;    // when progress last did something (stall report)
