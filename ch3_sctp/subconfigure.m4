@@ -17,7 +17,7 @@ AM_COND_IF([BUILD_CH3_SCTP],[
     AC_CHECK_HEADER([sctpmpi.h], [],
         [AC_MSG_ERROR([ch3:sctp needs sctpmpi.h of the transport core: add -I<repo>/src to CPPFLAGS])])
     AC_CHECK_HEADER([usrsctp.h], [],
-        [AC_MSG_ERROR([ch3:sctp needs usrsctp: apt-get install -y libusrsctp-dev])])
+        [AC_MSG_ERROR([ch3:sctp needs usrsctp.h: build it with tools/usrsctp-build and add -I<repo>/build/usrsctp/include to CPPFLAGS])])
 ])
 ])
 [#] end of __file__
