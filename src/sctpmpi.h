@@ -159,7 +159,8 @@ typedef struct {
     uint64_t tx_bytes, rx_bytes, tx_messages, rx_messages, reordered, retries;
 } sctpm_peer_stats;
 
-/* Paths of the peer's association (state from the stack); returns the count, -1 if none. */
+/* Paths of the peer's association (state from the stack), in the order of the peer's card (its
+ * multihome-file order); returns the count, -1 if none. */
 int sctpm_peer_paths(sctpm_transport *t, sctpm_peer p, sctpm_path_info *out, int max);
 int sctpm_peer_stats_get(const sctpm_transport *t, sctpm_peer p, sctpm_peer_stats *out);
 

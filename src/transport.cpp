@@ -250,6 +250,14 @@ int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {
     if (!p || !p->assoc)
         return -1;
     auto paths = ep_->paths(p->assoc);
+    // In the order of the peer's card (its multihome-file order: rail 1 first), not the stack's,
+    // which depends on who connected: a path keeps its index across runs and ranks.
+    auto rank_of = [&](const PathStatus& ps) {
+        const auto& a = p->card.addresses;
+        return std::find(a.begin(), a.end(), ps.address) - a.begin();
+    };
+    std::stable_sort(paths.begin(), paths.end(),
+                     [&](const PathStatus& x, const PathStatus& y) { return rank_of(x) < rank_of(y); });
     int n = 0;
     for (const auto& ps : paths) {
         if (n >= max)

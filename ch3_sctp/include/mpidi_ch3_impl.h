@@ -22,6 +22,8 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
 int MPIDI_CH3I_Card_to_bc(const char *card, char *bc, size_t len);  /* PMI-safe form */
 int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len);
 int MPIDI_CH3I_Apply_cvars(sctpm_config * cfg, char *err, size_t errlen); /* ch3_cvars.c */
+#define MPIDI_CH3I_PVAR_PATHS 4 /* paths per rank in the MPI_T path variables (ch3_pvars.c) */
+void MPIDI_CH3I_Pvars_register(int world_size);
 
 /* ch3_send.c: shared send path. */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);

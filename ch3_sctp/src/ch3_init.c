@@ -47,6 +47,7 @@ int MPIDI_CH3_Init(int has_parent, MPIDI_PG_t * pg_p, int pg_rank)
     mpi_errno = MPIDI_CH3I_Progress_init();
     if (mpi_errno)
         return mpi_errno;
+    MPIDI_CH3I_Pvars_register(pg_p->size);
     MPIDI_CH3I_Card_to_bc(sctpm_card(MPIDI_CH3I_sctp), bc, sizeof(bc));
     return MPIDI_PG_SetConnInfo(pg_rank, bc);
 }

@@ -1,0 +1,102 @@
+/* ch3:sctp MPI_T performance variables: the paths of each peer's association, so that a user can
+ * watch multihoming and failover from inside the job. Each is an array indexed by
+ * rank * MPIDI_CH3I_PVAR_PATHS + path, over the ranks of MPI_COMM_WORLD (a spawned or connected
+ * process is not included) and the peer's addresses in the order the association lists them (the
+ * multihome file's order: rail 1 first). Entries for no path (fewer addresses, the rank itself,
+ * no association yet) read as state "none" and 0.
+ *   ch3_sctp_path_state     STATE (enum ch3_sctp_path_state): none, active, unreachable,
+ *                           potentially_failed, confirmed
+ *   ch3_sctp_path_rx_bytes  COUNTER: bytes received from that address
+ *   ch3_sctp_path_srtt_us   LEVEL: the stack's smoothed round-trip time on that path, in us */
+#include "mpidi_ch3_impl.h"
+
+enum { PATHS = MPIDI_CH3I_PVAR_PATHS };
+enum what { STATE, RX_BYTES, SRTT };
+
+/* One path of the peer at (rank, path), or NULL. */
+static const sctpm_path_info *path_at(int rank, int path, sctpm_path_info *all, int *cached_rank, int *n)
+{
+    if (*cached_rank != rank) {
+        MPIDI_VC_t *vc = &MPIDI_Process.my_pg->vct[rank];
+        *cached_rank = rank;
+        *n = 0;
+        if (rank != MPIR_Process.rank && vc->ch.peer >= 0)
+            *n = sctpm_peer_paths(MPIDI_CH3I_sctp, vc->ch.peer, all, PATHS);
+    }
+    return path < *n ? &all[path] : NULL;
+}
+
+static void read_paths(enum what what, int count, void *buf)
+{
+    sctpm_path_info all[PATHS];
+    int cached_rank = -1, n = 0;
+    MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    for (int i = 0; i < count; i++) {
+        const int rank = i / PATHS;
+        const sctpm_path_info *p =
+            MPIDI_Process.my_pg && rank < MPIDI_Process.my_pg->size ? path_at(rank, i % PATHS, all, &cached_rank, &n) : NULL;
+        switch (what) {
+            case STATE:
+                ((int *) buf)[i] = p ? (int) p->state : 0;
+                break;
+            case RX_BYTES:
+                ((unsigned long long *) buf)[i] = p ? p->rx_bytes : 0;
+                break;
+            case SRTT:
+                ((unsigned *) buf)[i] = p ? p->srtt_us : 0;
+                break;
+        }
+    }
+    MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+}
+
+static void get_state(void *addr, void *obj, int count, void *buf)
+{
+    (void) addr;
+    (void) obj;
+    read_paths(STATE, count, buf);
+}
+
+static void get_rx_bytes(void *addr, void *obj, int count, void *buf)
+{
+    (void) addr;
+    (void) obj;
+    read_paths(RX_BYTES, count, buf);
+}
+
+static void get_srtt(void *addr, void *obj, int count, void *buf)
+{
+    (void) addr;
+    (void) obj;
+    read_paths(SRTT, count, buf);
+}
+
+void MPIDI_CH3I_Pvars_register(int world_size)
+{
+    static int done = 0;
+    MPI_T_enum states;
+    const int count = world_size * PATHS;
+    const int flags = MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS;
+    if (done)
+        return;
+    done = 1;
+    MPIR_T_enum_create("ch3_sctp_path_state", &states);
+    MPIR_T_enum_add_item(states, "none", 0);
+    MPIR_T_enum_add_item(states, "active", SCTPM_PATH_ACTIVE);
+    MPIR_T_enum_add_item(states, "unreachable", SCTPM_PATH_UNREACHABLE);
+    MPIR_T_enum_add_item(states, "potentially_failed", SCTPM_PATH_POTENTIALLY_FAILED);
+    MPIR_T_enum_add_item(states, "confirmed", SCTPM_PATH_CONFIRMED);
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_STATE, MPI_INT, "ch3_sctp_path_state", NULL, count, states,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, flags, get_state, NULL,
+                              "CH3_SCTP",
+                              "state of each path to each rank (index rank * 4 + path; path = the peer's "
+                              "address in multihome-file order)");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch3_sctp_path_rx_bytes", NULL,
+                              count, MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, flags,
+                              get_rx_bytes, NULL, "CH3_SCTP",
+                              "bytes received from each address of each rank (index rank * 4 + path)");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch3_sctp_path_srtt_us", NULL, count,
+                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_DETAIL, MPI_T_BIND_NO_OBJECT, flags, get_srtt,
+                              NULL, "CH3_SCTP",
+                              "smoothed round-trip time of each path to each rank in us (index rank * 4 + path)");
+}
