@@ -411,7 +411,18 @@ AssocStatus Endpoint::status(AssocId assoc) {
     out.unacked = st.sstat_unackdata;
     out.pending = st.sstat_penddata;
     out.fragmentation_point = st.sstat_fragmentation_point;
+    // SCTP_GET_SNDBUF_USE is not in usrsctp.h; its struct is sctp_sockstat of netinet/sctp_uio.h.
+    struct {
+        sctp_assoc_t assoc;
+        uint32_t sndbuf, recvbuf;
+    } use{};
+    use.assoc = assoc;
+    len = sizeof use;
+    if (usrsctp_getsockopt(so_, IPPROTO_SCTP, 0x00001101 /* SCTP_GET_SNDBUF_USE */, &use, &len) == 0)
+        out.queued_out = use.sndbuf;
     return out;
 }
+
+bool Endpoint::readable() { return (usrsctp_get_events(so_) & SCTP_EVENT_READ) != 0; }
 
 } // namespace sctpm

@@ -31,6 +31,7 @@ struct AssocStatus {
     int32_t state = 0;
     uint32_t rwnd = 0;  // the peer's advertised receive window
     uint16_t unacked = 0, pending = 0; // DATA chunks sent but not acked / waiting for reassembly here
+    uint32_t queued_out = 0;           // bytes the stack holds to send (sent or not, not yet acked)
     uint32_t fragmentation_point = 0;
 };
 
@@ -67,6 +68,7 @@ public:
     void shutdown_assoc(AssocId assoc); // graceful SHUTDOWN after queued data
     std::vector<PathStatus> paths(AssocId assoc);
     AssocStatus status(AssocId assoc);
+    bool readable(); // the stack has something for recv (data or a notification)
     std::vector<std::string> local_addresses() const { return bound_; }
     uint32_t path_mtu() const { return path_mtu_; }
     uint16_t port() const { return port_; }

@@ -106,6 +106,8 @@ struct AssocEntry {
     std::map<uint8_t, Held> pending;     // messages of anonymous links, by LinkKey::incoming_byte()
     unsigned next_link = 0;              // number of the next link this side opens
     bool up = false;                     // COMM_UP seen
+    uint64_t messages_read = 0;          // SCTP data messages begun by a read (stall report)
+    uint64_t messages_sent = 0;          // SCTP data messages the stack accepted (stall report)
     bool ended = false;
 
     sctpm_peer peer_on(LinkKey k) const {

@@ -133,6 +133,8 @@ private:
     std::deque<std::pair<void*, int>> completions_;
     uint64_t read_activity_ = ~0ull;
     AssocId deferred_abort_ = 0; // abort once the half-read message of this association is drained
+    int read_depth_ = 0;          // read_stage calls on the stack (a callback may run progress)
+    uint64_t nested_reads_ = 0;   // read_stage calls made from inside another (stall report)
     int64_t last_work_us_ = 0;    // when progress last did something (stall report)
     bool stall_reported_ = false;
 };

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 #include <unistd.h>
+#include <usrsctp.h>
 
 #include "transport.hpp"
 
@@ -34,7 +35,8 @@ void Transport::report_stall(int64_t idle_us) {
     const std::string who = "[sctpm " + std::to_string(getpid()) + "] stall: ";
     o << who << "no transport progress for " << idle_us / 1000 << " ms; half-read message: "
       << mode_name(static_cast<int>(cont_.mode)) << " (assoc " << cont_.assoc << ", stream " << cont_.stream
-      << ", " << cont_.remaining << " bytes left); peers with queued sends: " << tx_ready_.size() << "\n";
+      << ", " << cont_.remaining << " bytes left); peers with queued sends: " << tx_ready_.size()
+      << "; socket readable: " << (ep_->readable() ? "yes" : "no") << "; nested reads so far: " << nested_reads_ << "\n";
     std::set<AssocId> assocs;
     for (size_t i = 0; i < peers_.size(); ++i) {
         const Peer& p = *peers_.get(static_cast<sctpm_peer>(i));
@@ -64,17 +66,31 @@ void Transport::report_stall(int64_t idle_us) {
                   << "\n";
     }
     for (AssocId a : assocs) {
+        if (const AssocEntry* e = peers_.find_assoc(a)) {
+            size_t held = 0;
+            for (const auto& [link, msgs] : e->pending)
+                held += msgs.size();
+            o << who << "assoc " << a << ": SCTP messages sent " << e->messages_sent << ", read " << e->messages_read
+              << ", held for a hello " << held << "\n";
+        }
         const AssocStatus st = ep_->status(a);
         if (!st.known) {
             o << who << "assoc " << a << ": unknown to the stack\n";
             continue;
         }
         o << who << "assoc " << a << ": state " << st.state << ", peer rwnd " << st.rwnd << ", unacked chunks "
-          << st.unacked << ", chunks awaiting reassembly " << st.pending << "\n";
+          << st.unacked << ", chunks awaiting reassembly " << st.pending << ", bytes queued to send " << st.queued_out
+          << "\n";
         for (const auto& ps : ep_->paths(a))
             o << who << "  path " << ps.address << " state " << ps.state << " cwnd " << ps.cwnd << " rto " << ps.rto
               << "\n";
     }
+    sctpstat s{};
+    usrsctp_get_stat(&s);
+    o << who << "stack: DATA chunks in " << s.sctps_recvdata << " (duplicates " << s.sctps_recvdupdata
+      << ", dropped for the chunk limit " << s.sctps_datadropchklmt << ", for the window " << s.sctps_datadroprwnd
+      << "), out " << s.sctps_senddata << " (retransmitted " << s.sctps_sendretransdata << ", fast "
+      << s.sctps_sendfastretrans << ")\n";
     std::fputs(o.str().c_str(), stderr);
     std::fflush(stderr);
 }

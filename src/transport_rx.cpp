@@ -44,6 +44,13 @@ int Transport::read_stage() {
     if (activity == read_activity_ && cont_.mode == ContMode::none && (++calls & 63) != 0)
         return 0;
     int work = 0;
+    if (read_depth_ > 0)
+        ++nested_reads_;
+    struct Depth {
+        int& d;
+        explicit Depth(int& v) : d(v) { ++d; }
+        ~Depth() { --d; }
+    } depth(read_depth_);
     while (read_one())
         ++work;
     read_activity_ = activity;
@@ -88,6 +95,7 @@ void Transport::start_data(const RecvResult& r) {
     cont_.assoc = r.assoc;
     cont_.stream = r.stream;
     AssocEntry& a = peers_.assoc(r.assoc);
+    ++a.messages_read;
     if (a.ended) { // aborted or failing: its peers have been told
         discard_rest(r.eor ? 0 : kUntilEor);
         return;

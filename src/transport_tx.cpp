@@ -185,6 +185,15 @@ bool Transport::pump(Peer& p, uint16_t stream) {
                           "send to peer " + std::to_string(p.id) + " failed: " + std::strerror(static_cast<int>(-n)));
                 return false;
             }
+            if (static_cast<size_t>(n) != kFrameHeaderSize + len) {
+                // A SEQPACKET send is all or nothing; a short count would lose the rest silently.
+                fail_peer(p, SCTPM_EV_SEND_FAILED, EIO,
+                          "send to peer " + std::to_string(p.id) + ": the stack took " + std::to_string(n) + " of " +
+                              std::to_string(kFrameHeaderSize + len) + " bytes");
+                return false;
+            }
+            if (AssocEntry* a = peers_.find_assoc(p.assoc))
+                ++a->messages_sent;
             m.sent += len;
             staged_ = StagedFragment{};
         } while (m.sent < m.header.total);

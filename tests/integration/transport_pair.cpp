@@ -678,8 +678,12 @@ TEST(TransportPair, StallReportDescribesPeersOnce) {
                         "the report misses the peer's state:\n%s", report.c_str());
             CHILD_CHECK(count("domain 0: next seq out 2, next seq in 0, held 0") == 1,
                         "the report misses the sequence numbers:\n%s", report.c_str());
-            CHILD_CHECK(count(", peer rwnd ") == 1 && count("  path ") >= 1,
+            CHILD_CHECK(count(", peer rwnd ") == 1 && count("  path ") >= 1 && count(", bytes queued to send 0") == 1,
                         "the report misses the stack's view of the association:\n%s", report.c_str());
+            // Its hello and the two messages: three SCTP messages, all accepted by the stack.
+            CHILD_CHECK(count(": SCTP messages sent 3, read 0, held for a hello 0") == 1 &&
+                            count("socket readable: no") == 1 && count("stall: stack: DATA chunks in ") == 1,
+                        "the report misses the message counts:\n%s", report.c_str());
         },
         [](Side& s) {
             expect_messages(s, 2);
