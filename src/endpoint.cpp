@@ -410,7 +410,6 @@ AssocStatus Endpoint::status(AssocId assoc) {
     out.rwnd = st.sstat_rwnd;
     out.unacked = st.sstat_unackdata;
     out.pending = st.sstat_penddata;
-    out.fragmentation_point = st.sstat_fragmentation_point;
     // SCTP_GET_SNDBUF_USE is not in usrsctp.h; its struct is sctp_sockstat of netinet/sctp_uio.h.
     struct {
         sctp_assoc_t assoc;

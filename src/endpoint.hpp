@@ -32,7 +32,6 @@ struct AssocStatus {
     uint32_t rwnd = 0;  // the peer's advertised receive window
     uint16_t unacked = 0, pending = 0; // DATA chunks sent but not acked / waiting for reassembly here
     uint32_t queued_out = 0;           // bytes the stack holds to send (sent or not, not yet acked)
-    uint32_t fragmentation_point = 0;
 };
 
 struct PathStatus {

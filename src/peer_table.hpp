@@ -71,6 +71,7 @@ struct Peer {
     std::vector<uint32_t> tx_seq;                           // per domain
     std::vector<std::deque<TxMessage>> tx_queues;           // per stream
     size_t queued = 0;                                      // messages in tx_queues
+    uint64_t frames_sent = 0;                               // SCTP messages the stack accepted (stall report)
     std::vector<ReorderWindow<std::shared_ptr<RxMessage>>> order; // per domain
     std::unordered_map<uint16_t, StreamRx> rx;              // per stream
 
@@ -107,7 +108,6 @@ struct AssocEntry {
     unsigned next_link = 0;              // number of the next link this side opens
     bool up = false;                     // COMM_UP seen
     uint64_t messages_read = 0;          // SCTP data messages begun by a read (stall report)
-    uint64_t messages_sent = 0;          // SCTP data messages the stack accepted (stall report)
     bool ended = false;
 
     sctpm_peer peer_on(LinkKey k) const {

@@ -13,13 +13,13 @@
 namespace sctpm {
 namespace {
 constexpr int64_t kLookAnywayUs = 200000;
+} // namespace
 
 int64_t now_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
-} // namespace
 
 Progress::Progress() {
     efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -9,6 +9,8 @@
 
 namespace sctpm {
 
+int64_t now_us(); // steady clock, microseconds
+
 class Progress {
 public:
     using Stage = std::function<int()>; // returns work done

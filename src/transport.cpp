@@ -34,11 +34,6 @@ std::vector<std::string> resolve(const std::string& name) {
     return out;
 }
 
-int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 std::string local_hostname() {
     char buf[256] = {};
     gethostname(buf, sizeof buf - 1);

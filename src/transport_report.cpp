@@ -67,10 +67,13 @@ void Transport::report_stall(int64_t idle_us) {
     }
     for (AssocId a : assocs) {
         if (const AssocEntry* e = peers_.find_assoc(a)) {
+            uint64_t sent = 0;
+            for (sctpm_peer id : e->peers())
+                sent += peers_.get(id)->frames_sent;
             size_t held = 0;
             for (const auto& [link, msgs] : e->pending)
                 held += msgs.size();
-            o << who << "assoc " << a << ": SCTP messages sent " << e->messages_sent << ", read " << e->messages_read
+            o << who << "assoc " << a << ": SCTP messages sent " << sent << ", read " << e->messages_read
               << ", held for a hello " << held << "\n";
         }
         const AssocStatus st = ep_->status(a);

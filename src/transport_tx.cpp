@@ -192,8 +192,7 @@ bool Transport::pump(Peer& p, uint16_t stream) {
                               std::to_string(kFrameHeaderSize + len) + " bytes");
                 return false;
             }
-            if (AssocEntry* a = peers_.find_assoc(p.assoc))
-                ++a->messages_sent;
+            ++p.frames_sent;
             m.sent += len;
             staged_ = StagedFragment{};
         } while (m.sent < m.header.total);

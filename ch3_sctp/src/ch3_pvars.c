@@ -13,38 +13,35 @@
 enum { PATHS = MPIDI_CH3I_PVAR_PATHS };
 enum what { STATE, RX_BYTES, SRTT };
 
-/* One path of the peer at (rank, path), or NULL. */
-static const sctpm_path_info *path_at(int rank, int path, sctpm_path_info *all, int *cached_rank, int *n)
+/* The paths of one rank (their count; 0 for this rank, a rank not talked to, or no such rank). */
+static int paths_of(int rank, sctpm_path_info *out)
 {
-    if (*cached_rank != rank) {
-        MPIDI_VC_t *vc = &MPIDI_Process.my_pg->vct[rank];
-        *cached_rank = rank;
-        *n = 0;
-        if (rank != MPIR_Process.rank && vc->ch.peer >= 0)
-            *n = sctpm_peer_paths(MPIDI_CH3I_sctp, vc->ch.peer, all, PATHS);
-    }
-    return path < *n ? &all[path] : NULL;
+    const MPIDI_VC_t *vc;
+    if (!MPIDI_Process.my_pg || rank >= MPIDI_Process.my_pg->size || rank == MPIR_Process.rank)
+        return 0;
+    vc = &MPIDI_Process.my_pg->vct[rank];
+    return vc->ch.peer >= 0 ? sctpm_peer_paths(MPIDI_CH3I_sctp, vc->ch.peer, out, PATHS) : 0;
 }
 
 static void read_paths(enum what what, int count, void *buf)
 {
-    sctpm_path_info all[PATHS];
-    int cached_rank = -1, n = 0;
     MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-    for (int i = 0; i < count; i++) {
-        const int rank = i / PATHS;
-        const sctpm_path_info *p =
-            MPIDI_Process.my_pg && rank < MPIDI_Process.my_pg->size ? path_at(rank, i % PATHS, all, &cached_rank, &n) : NULL;
-        switch (what) {
-            case STATE:
-                ((int *) buf)[i] = p ? (int) p->state : 0;
-                break;
-            case RX_BYTES:
-                ((unsigned long long *) buf)[i] = p ? p->rx_bytes : 0;
-                break;
-            case SRTT:
-                ((unsigned *) buf)[i] = p ? p->srtt_us : 0;
-                break;
+    for (int i = 0; i < count; i += PATHS) {
+        sctpm_path_info all[PATHS];
+        const int n = paths_of(i / PATHS, all);
+        for (int k = 0; k < PATHS && i + k < count; k++) {
+            const sctpm_path_info *p = k < n ? &all[k] : NULL;
+            switch (what) {
+                case STATE:
+                    ((int *) buf)[i + k] = p ? (int) p->state : 0;
+                    break;
+                case RX_BYTES:
+                    ((unsigned long long *) buf)[i + k] = p ? p->rx_bytes : 0;
+                    break;
+                case SRTT:
+                    ((unsigned *) buf)[i + k] = p ? p->srtt_us : 0;
+                    break;
+            }
         }
     }
     MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
