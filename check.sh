@@ -67,11 +67,10 @@ show_testsuite_table() {
     awk '/^subset +passed/ { t = "" } { t = t $0 "\n" } END { printf "%s", t }' "$LOG_DIR/$STEP.log" |
         sed -n '/^subset/,/^mpich-testsuite:/p' | sed 's/^/    /'
 }
-# ch3:sctp has an open defect: now and then one test hangs until its time limit (a message that
-# never reaches a waiting receive; about one test in a full gate run, never the same one twice:
-# coll/p_alltoallv, threads/pt2pt/alltoall, rma/linked_list_bench_lock_shr_nocheck). The tests
-# ch3:sctp did not pass run once more; one that passes then counts as passed and is printed as
-# FLAKY (a step note too), so the defect stays visible. One that fails twice still fails the gate.
+# The tests ch3:sctp did not pass run once more; one that passes then counts as passed and is
+# printed as FLAKY (a step note too), so an intermittent defect stays visible. One that fails twice
+# still fails the gate. (Until 2026-11-24 about one test per gate run hung: a usrsctp race that
+# lost a queued message, fixed by tools/patches/usrsctp/audit-under-send-lock.patch.)
 RESULTS=build/testsuite/results RETRY=build/testsuite/retry
 retry_sctp_failures() {
     rm -rf "$RETRY"
