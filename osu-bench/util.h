@@ -4,6 +4,7 @@
 #ifndef OSU_BENCH_UTIL_H
 #define OSU_BENCH_UTIL_H
 
+#include <mpi.h>
 #include <stddef.h>
 
 /* Sizes above this count as large: fewer iterations, as in OSU. */
@@ -45,6 +46,17 @@ int bench_skip(const struct bench_opts *o, size_t size);
 
 /* Page-aligned buffer, zeroed (touches every page before timing). Aborts when out of memory. */
 void *bench_alloc(size_t bytes);
+
+/* One-sided benchmarks: a window of `bytes` (disp_unit 1) from MPI_Win_allocate on
+ * MPI_COMM_WORLD, zeroed. Aborts on failure. */
+void *bench_win_allocate(size_t bytes, MPI_Win *win);
+/* Runs fn(arg) on this rank's own window memory inside a shared lock of itself with
+ * MPI_Win_sync on both sides, so local reads and writes meet remote ones in either memory model. */
+void bench_win_local(MPI_Win win, void (*fn)(void *arg), void *arg);
+/* bench_fill, bench_poison and bench_check (below) on this rank's window memory, that way. */
+void bench_win_fill(MPI_Win win, void *buf, size_t len, unsigned seed);
+void bench_win_poison(MPI_Win win, void *buf, size_t len, unsigned seed);
+void bench_win_check(MPI_Win win, const void *buf, size_t len, unsigned seed, const char *what, size_t size);
 
 /* Data checks. The sender fills a message with bench_fill(seed); the receiver poisons the first
  * and last byte with bench_poison(seed) before the last timed iteration and calls bench_check
