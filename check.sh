@@ -49,7 +49,7 @@ step_tsan() {
 }
 
 # Our MPI programs (C and Fortran) on ch3:sctp, each checking its data (tests/mpi/README.md).
-step_mpi() { tests/mpi/run-tests ch3-sctp; }
+step_mpi() { tests/mpi/run-tests ch3-sctp && osu-bench/run-smoke ch3-sctp; }
 
 # MPICH's own test suite: the gate is that ch3:sctp passes every test ch3:sock passes
 # (exclusions with reasons: tests/mpi/testsuite-exclusions.txt). ch3:sctp runs the whole
