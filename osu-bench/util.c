@@ -272,42 +272,50 @@ void bench_win_check(MPI_Win win, const void *buf, size_t len, unsigned seed, co
     bench_win_local(win, check_window, &(struct window_data){(void *)buf, len, seed, what, size});
 }
 
-double bench_rma_passive(const struct bench_opts *o, MPI_Win win, char *window, char *buf, enum bench_rma_op op,
-                         size_t size, int batch)
+double bench_rma(const struct bench_opts *o, MPI_Win win, char *window, char *buf, enum bench_rma_op op,
+                 enum bench_rma_sync sync, size_t size, int batch)
 {
     int iters = bench_iters(o, size), skip = bench_skip(o, size);
     unsigned seed = op == BENCH_PUT ? bench_seed(0, 1, size) : bench_seed(1, 0, size);
-    double t = 0;
+    double t0 = 0, t = 0;
     if (o->rank == 0 && op == BENCH_PUT)
         bench_fill(buf, size, seed);
     if (o->rank == 1)
         (op == BENCH_PUT ? bench_win_poison : bench_win_fill)(win, window, size, seed);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (o->rank == 0) {
-        double t0 = 0;
+    if (sync == BENCH_FENCE)
+        MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+    else if (o->rank == 0)
         MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    if (o->rank == 0 || sync == BENCH_FENCE) {
         for (int i = 0; i < skip + iters; i++) {
             if (i == skip)
                 t0 = MPI_Wtime();
-            if (op == BENCH_GET && i == skip + iters - 1) /* the last gets must bring their own data */
+            if (o->rank == 0 && op == BENCH_GET && i == skip + iters - 1) /* the last gets bring their own data */
                 bench_poison(buf, size, seed);
-            for (int j = 0; j < batch; j++) {
+            for (int j = 0; o->rank == 0 && j < batch; j++) {
                 if (op == BENCH_PUT)
                     MPI_Put(buf, (int)size, MPI_CHAR, 1, 0, (int)size, MPI_CHAR, win);
                 else
                     MPI_Get(buf, (int)size, MPI_CHAR, 1, 0, (int)size, MPI_CHAR, win);
             }
-            MPI_Win_flush(1, win);
+            if (sync == BENCH_FENCE)
+                MPI_Win_fence(0, win);
+            else
+                MPI_Win_flush(1, win);
         }
         t = MPI_Wtime() - t0;
-        MPI_Win_unlock(1, win);
-        if (op == BENCH_GET)
-            bench_check(buf, size, seed, "data got", size);
     }
+    if (sync == BENCH_FENCE)
+        MPI_Win_fence(MPI_MODE_NOSUCCEED, win); /* no epoch left open: the check locks the window */
+    else if (o->rank == 0)
+        MPI_Win_unlock(1, win);
+    if (o->rank == 0 && op == BENCH_GET)
+        bench_check(buf, size, seed, "data got", size);
     MPI_Barrier(MPI_COMM_WORLD);
     if (o->rank == 1 && op == BENCH_PUT)
         bench_win_check(win, window, size, seed, "window after puts", size);
-    return t;
+    return o->rank == 0 ? t : 0;
 }
 
 void *bench_alloc(size_t bytes)

@@ -58,15 +58,18 @@ void bench_win_fill(MPI_Win win, void *buf, size_t len, unsigned seed);
 void bench_win_poison(MPI_Win win, void *buf, size_t len, unsigned seed);
 void bench_win_check(MPI_Win win, const void *buf, size_t len, unsigned seed, const char *what, size_t size);
 
-/* One size of a passive-target put or get benchmark between ranks 0 and 1 (the programs'
- * timed loop): rank 0 issues `batch` operations of `size` bytes at displacement 0 of rank 1's
- * window (`window` there), then MPI_Win_flush, skip + iters times inside one shared-lock epoch;
+/* One size of a put or get benchmark between ranks 0 and 1 (the programs' timed loop): rank 0
+ * issues `batch` operations of `size` bytes at displacement 0 of rank 1's window (`window`
+ * there), skip + iters times, each batch closed by
+ *   BENCH_FLUSH: MPI_Win_flush, inside one passive-target epoch (MPI_Win_lock shared), or
+ *   BENCH_FENCE: MPI_Win_fence, which rank 1 calls with it (active target, the thesis' Figure 4.2);
  * the seed's pattern is checked where the data lands (rank 1's window after puts, rank 0's `buf`,
  * poisoned before the last batch, after gets). Returns the seconds of the timed iterations on
  * rank 0, 0 on rank 1. */
 enum bench_rma_op { BENCH_PUT, BENCH_GET };
-double bench_rma_passive(const struct bench_opts *o, MPI_Win win, char *window, char *buf, enum bench_rma_op op,
-                         size_t size, int batch);
+enum bench_rma_sync { BENCH_FLUSH, BENCH_FENCE };
+double bench_rma(const struct bench_opts *o, MPI_Win win, char *window, char *buf, enum bench_rma_op op,
+                 enum bench_rma_sync sync, size_t size, int batch);
 
 /* Data checks. The sender fills a message with bench_fill(seed); the receiver poisons the first
  * and last byte with bench_poison(seed) before the last timed iteration and calls bench_check
