@@ -15,27 +15,6 @@ static const struct bench_desc desc = {
     .skip = 100, .skip_large = 10,
 };
 
-struct sums {
-    int *window;
-    size_t count, size;
-    int expected;
-};
-
-static void zero_sums(void *arg)
-{
-    struct sums *s = arg;
-    memset(s->window, 0, s->count * sizeof(int));
-}
-
-static void check_sums(void *arg)
-{
-    struct sums *s = arg;
-    for (size_t k = 0; k < s->count; k++)
-        if (s->window[k] != s->expected)
-            bench_fail(s->size, "int %zu of the window is %d after %d accumulates of 1", k, s->window[k],
-                       s->expected);
-}
-
 int main(int argc, char **argv)
 {
     struct bench_opts o;
@@ -49,11 +28,13 @@ int main(int argc, char **argv)
     for (size_t size = bench_first(&o); size <= o.max_size; size = bench_next(size)) {
         int iters = bench_iters(&o, size), skip = bench_skip(&o, size);
         int count = (int)(size / sizeof(int));
-        struct sums sums = {window, (size_t)count, size, skip + iters};
         if (count == 0)
             continue;
-        if (o.rank == 1)
-            bench_win_local(win, zero_sums, &sums);
+        if (o.rank == 1) {
+            bench_win_begin(win);
+            memset(window, 0, size);
+            bench_win_end(win);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         if (o.rank == 0) {
             double t0 = 0;
@@ -69,8 +50,13 @@ int main(int argc, char **argv)
             bench_print(size, t * 1e6 / iters);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        if (o.rank == 1)
-            bench_win_local(win, check_sums, &sums);
+        if (o.rank == 1) {
+            bench_win_begin(win);
+            for (int k = 0; k < count; k++)
+                if (window[k] != skip + iters)
+                    bench_fail(size, "int %d of the window is %d after %d accumulates of 1", k, window[k], skip + iters);
+            bench_win_end(win);
+        }
     }
     MPI_Win_free(&win);
     bench_finalize();

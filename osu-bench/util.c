@@ -14,17 +14,6 @@
 static const char *prog = "osu-bench";
 static int my_rank;
 
-struct window_span {
-    void *base;
-    size_t bytes;
-};
-
-static void zero_window(void *arg)
-{
-    struct window_span *w = arg;
-    memset(w->base, 0, w->bytes);
-}
-
 static void usage(const struct bench_desc *d)
 {
     printf("usage: %s [-m [MIN:]MAX] [-i ITERS[:LARGE]] [-x WARMUP[:LARGE]]%s [-h]\n"
@@ -217,59 +206,44 @@ void *bench_win_allocate(size_t bytes, MPI_Win *win)
         fprintf(stderr, "%s: rank %d: MPI_Win_allocate of %zu bytes failed\n", prog, my_rank, bytes);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    bench_win_local(*win, zero_window, &(struct window_span){base, bytes});
+    bench_win_begin(*win);
+    memset(base, 0, bytes);
+    bench_win_end(*win);
     MPI_Barrier(MPI_COMM_WORLD);
     return base;
 }
 
-void bench_win_local(MPI_Win win, void (*fn)(void *arg), void *arg)
+void bench_win_begin(MPI_Win win)
 {
     MPI_Win_lock(MPI_LOCK_SHARED, my_rank, 0, win);
     MPI_Win_sync(win);
-    fn(arg);
+}
+
+void bench_win_end(MPI_Win win)
+{
     MPI_Win_sync(win);
     MPI_Win_unlock(my_rank, win);
 }
 
-struct window_data {
-    void *buf;
-    size_t len;
-    unsigned seed;
-    const char *what;
-    size_t size;
-};
-
-static void fill_window(void *arg)
-{
-    struct window_data *d = arg;
-    bench_fill(d->buf, d->len, d->seed);
-}
-
-static void poison_window(void *arg)
-{
-    struct window_data *d = arg;
-    bench_poison(d->buf, d->len, d->seed);
-}
-
-static void check_window(void *arg)
-{
-    struct window_data *d = arg;
-    bench_check(d->buf, d->len, d->seed, d->what, d->size);
-}
-
 void bench_win_fill(MPI_Win win, void *buf, size_t len, unsigned seed)
 {
-    bench_win_local(win, fill_window, &(struct window_data){buf, len, seed, NULL, 0});
+    bench_win_begin(win);
+    bench_fill(buf, len, seed);
+    bench_win_end(win);
 }
 
 void bench_win_poison(MPI_Win win, void *buf, size_t len, unsigned seed)
 {
-    bench_win_local(win, poison_window, &(struct window_data){buf, len, seed, NULL, 0});
+    bench_win_begin(win);
+    bench_poison(buf, len, seed);
+    bench_win_end(win);
 }
 
 void bench_win_check(MPI_Win win, const void *buf, size_t len, unsigned seed, const char *what, size_t size)
 {
-    bench_win_local(win, check_window, &(struct window_data){(void *)buf, len, seed, what, size});
+    bench_win_begin(win);
+    bench_check(buf, len, seed, what, size);
+    bench_win_end(win);
 }
 
 double bench_rma(const struct bench_opts *o, MPI_Win win, char *window, char *buf, enum bench_rma_op op,

@@ -50,10 +50,11 @@ void *bench_alloc(size_t bytes);
 /* One-sided benchmarks: a window of `bytes` (disp_unit 1) from MPI_Win_allocate on
  * MPI_COMM_WORLD, zeroed. Aborts on failure. */
 void *bench_win_allocate(size_t bytes, MPI_Win *win);
-/* Runs fn(arg) on this rank's own window memory inside a shared lock of itself with
- * MPI_Win_sync on both sides, so local reads and writes meet remote ones in either memory model. */
-void bench_win_local(MPI_Win win, void (*fn)(void *arg), void *arg);
-/* bench_fill, bench_poison and bench_check (below) on this rank's window memory, that way. */
+/* Bracket direct reads and writes of this rank's own window memory: a shared lock of itself with
+ * MPI_Win_sync on both sides, so they meet remote accesses correctly in either memory model. */
+void bench_win_begin(MPI_Win win);
+void bench_win_end(MPI_Win win);
+/* bench_fill, bench_poison and bench_check (below) on this rank's window memory, so bracketed. */
 void bench_win_fill(MPI_Win win, void *buf, size_t len, unsigned seed);
 void bench_win_poison(MPI_Win win, void *buf, size_t len, unsigned seed);
 void bench_win_check(MPI_Win win, const void *buf, size_t len, unsigned seed, const char *what, size_t size);
