@@ -49,7 +49,14 @@ step_tsan() {
 }
 
 # Our MPI programs (C and Fortran) on ch3:sctp, each checking its data (tests/mpi/README.md).
-step_mpi() { tests/mpi/run-tests ch3-sctp && osu-bench/run-smoke ch3-sctp; }
+# Each channel runs every test (ch3:hybrid is a complete MPI too); ch3:hybrid also the RDMA
+# variants of rma_blocks, which fail unless RDMA carried puts and gets.
+step_mpi() {
+    local rc=0
+    tests/mpi/run-tests ch3-sctp && osu-bench/run-smoke ch3-sctp || rc=1
+    tests/mpi/run-tests ch3-hybrid && osu-bench/run-smoke ch3-hybrid || rc=1
+    return $rc
+}
 
 # MPICH's own test suite: the gate is that ch3:sctp passes every test ch3:sock passes
 # (exclusions with reasons: tests/mpi/testsuite-exclusions.txt). ch3:sctp runs the whole
@@ -62,6 +69,7 @@ TESTSUITE_SUBSETS=${TESTSUITE_SUBSETS:-pt2pt,coll,comm,datatype,spawn,f77,rma,th
 TESTSUITE_DEADLINE_SCTP=${TESTSUITE_DEADLINE_SCTP:-2400}
 TESTSUITE_DEADLINE_SOCK=${TESTSUITE_DEADLINE_SOCK:-600}
 TESTSUITE_DEADLINE_RETRY=${TESTSUITE_DEADLINE_RETRY:-900}
+TESTSUITE_DEADLINE_HYBRID=${TESTSUITE_DEADLINE_HYBRID:-900}
 # The last results table (per subset: passed, failed, skipped, time) in this step's log.
 show_testsuite_table() {
     awk '/^subset +passed/ { t = "" } { t = t $0 "\n" } END { printf "%s", t }' "$LOG_DIR/$STEP.log" |
@@ -99,7 +107,24 @@ step_testsuite() {
     run_logged tools/mpich-testsuite ch3-sock --subsets "$TESTSUITE_SUBSETS" --only-failures-of ch3-sctp \
         --deadline "$TESTSUITE_DEADLINE_SOCK"
     show_testsuite_table
-    tools/mpich-testsuite --compare ch3-sctp ch3-sock --subsets "$TESTSUITE_SUBSETS"
+    tools/mpich-testsuite --compare ch3-sctp ch3-sock --subsets "$TESTSUITE_SUBSETS" || return 1
+    hybrid_rma_subset
+}
+
+# ch3:hybrid on MPICH's rma tests, with RDMA thresholds of 1 byte: every contiguous put and get
+# above CH3's 8-byte immediate size then moves by RDMA (the default 16 KiB would leave nearly all
+# of them on the SCTP path, which the ch3:sctp run above already covers). Gate: it passes every
+# rma test ch3:sock passes (ch3:sock runs only what ch3:hybrid did not pass; its own directory).
+HYBRID_RESULTS=build/testsuite/hybrid
+hybrid_rma_subset() {
+    rm -rf "$HYBRID_RESULTS"
+    MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD=1 MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD=1 \
+        run_logged tools/mpich-testsuite ch3-hybrid --subsets rma --out "$HYBRID_RESULTS" \
+        --deadline "$TESTSUITE_DEADLINE_HYBRID"
+    show_testsuite_table
+    run_logged tools/mpich-testsuite ch3-sock --subsets rma --only-failures-of ch3-hybrid \
+        --out "$HYBRID_RESULTS" --deadline "$TESTSUITE_DEADLINE_SOCK"
+    tools/mpich-testsuite --compare ch3-hybrid ch3-sock --subsets rma --out "$HYBRID_RESULTS"
 }
 
 # A root-only test: exit status 77 means it could not run here (not root, or a virtual cluster
@@ -130,11 +155,11 @@ add_step build "Build (build/)" step_build --stop
 add_step test "Unit and integration tests (make check in build/)" step_test
 add_step asan "Tests under ASan/UBSan (build/asan)" step_asan
 add_step tsan "iWARP tests under ThreadSanitizer (build/tsan)" step_tsan
-add_step mpich "MPICH 4.0.2 with ch3:sctp and ch3:sock (build/install)" step_mpich_installs --stop
-add_step mpi "MPI integration tests on ch3:sctp (tests/mpi)" step_mpi
+add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
+add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
 add_step failover "ch3:sctp failover on the virtual cluster (root)" step_failover
-add_step testsuite "MPICH test suite, ch3:sctp against ch3:sock" step_testsuite
+add_step testsuite "MPICH test suite, ch3:sctp (and ch3:hybrid on rma) against ch3:sock" step_testsuite
 
 case ${1:-} in
 '') ;;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install missing Debian packages (as root), build, run the transport benchmark
-# build/bin/sctp-perf (both sides on loopback), then build MPICH 4.0.2 with ch3:sctp and the
-# stock ch3:sock beside it (about 20 minutes the first time, cached afterwards) and run an MPI
-# job on each: OSU-style latency and bandwidth between two ranks, with sctp/sock ratios.
+# build/bin/sctp-perf (both sides on loopback), then build MPICH 4.0.2 with ch3:sctp, ch3:hybrid
+# and the stock ch3:sock beside them (about 20 minutes the first time, cached afterwards) and run
+# MPI jobs: OSU-style latency and bandwidth between two ranks, with sctp/sock ratios; then
+# one-sided put bandwidth, get latency and the mixed benchmark, with hybrid/sctp ratios.
 #
 #   ./quickstart.sh            full run
 #   ./quickstart.sh --quick    shorter runs (fewer sizes and iterations)
@@ -45,6 +46,15 @@ step_mpi() {
 # size on one rail and with CMT on both, then bandwidth over time while a rail is pulled and
 # brought back, with plots (osu-bench/run-multirail; the full comparison with MPTCP and Open MPI
 # is `osu-bench/run-multirail` without --only).
+# One-sided: ch3:hybrid (MPI_Put/MPI_Get by RDMA over iWARP) beside ch3:sctp, the reference of
+# the ratios, and ch3:sock.
+step_onesided() {
+    local quick=()
+    [[ " ${PERF_ARGS[*]} " == *' --quick '* ]] && quick=(--quick)
+    echo "\$ osu-bench/run-compare --installs ch3-hybrid,ch3-sock,ch3-sctp --only put_bw,get_lat,mixed ${quick[*]}"
+    osu-bench/run-compare --installs ch3-hybrid,ch3-sock,ch3-sctp --only put_bw,get_lat,mixed "${quick[@]}"
+}
+
 step_multirail() {
     if ((EUID != 0)); then
         echo "skipped: the virtual cluster needs root (network namespaces)"
@@ -62,8 +72,9 @@ step_multirail() {
 add_step deps "Debian packages" step_deps --always --stop
 add_step build "Build (build/)" step_build --stop
 add_step sctp-perf "SCTP transport benchmark on loopback" step_perf
-add_step mpich "MPICH 4.0.2 with ch3:sctp and ch3:sock (build/install)" step_mpich_installs --stop
+add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
 add_step mpi "MPI latency and bandwidth, ch3:sctp beside ch3:sock" step_mpi
+add_step onesided "MPI one-sided: ch3:hybrid and ch3:sock against ch3:sctp" step_onesided
 add_step multirail "Two rails on a virtual cluster, a rail pulled mid-run (root)" step_multirail
 
 run_steps "" # every step

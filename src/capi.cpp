@@ -182,6 +182,13 @@ int sctpm_add_stage(sctpm_transport* t, const char* name, int (*fn)(void*), void
     return 0;
 }
 
+int sctpm_watch_fd(sctpm_transport* t, int fd) {
+    if (fd < 0)
+        return -1;
+    t->impl->watch_fd(fd);
+    return 0;
+}
+
 int sctpm_sends_pending(const sctpm_transport* t) { return t->impl->sends_pending() ? 1 : 0; }
 
 int sctpm_peer_paths(sctpm_transport* t, sctpm_peer p, sctpm_path_info* out, int max) {

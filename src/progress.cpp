@@ -43,6 +43,17 @@ int Progress::run_once() {
     return work;
 }
 
+bool Progress::watched_ready() {
+    if (watched_.empty())
+        return false;
+    pollfd p[8];
+    nfds_t n = 0;
+    for (int fd : watched_)
+        if (n < 8)
+            p[n++] = {fd, POLLIN, 0};
+    return poll(p, n, 0) > 0;
+}
+
 void Progress::signal() {
     activity_.fetch_add(1, std::memory_order_acq_rel);
     // Only a sleeping waiter needs the system call.
@@ -84,7 +95,7 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         // usrsctp's own threads need this core as much as we do.
         uint64_t a = activity();
         bool retry = t >= next_retry && busy();
-        if (a != seen || retry) {
+        if (a != seen || retry || watched_ready()) {
             seen = a;
             if (retry)
                 next_retry = t + retry_us;
@@ -107,10 +118,12 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         if (capped)
             wait_us = kLookAnywayUs;
         timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
-        pollfd p{efd_, POLLIN, 0};
+        std::vector<pollfd> p{{efd_, POLLIN, 0}};
+        for (int fd : watched_)
+            p.push_back({fd, POLLIN, 0});
         if (on_block)
             on_block(true);
-        const int ready = ppoll(&p, 1, &ts, nullptr);
+        const int ready = ppoll(p.data(), p.size(), &ts, nullptr);
         if (on_block)
             on_block(false);
         sleeping_.store(false, std::memory_order_release);

@@ -21,6 +21,9 @@ public:
     Progress& operator=(const Progress&) = delete;
 
     void add_stage(std::string name, Stage stage);
+    // A further fd whose readability counts as activity (polled while spinning, waited on while
+    // blocked): for work that an upcall does not announce, such as an iWARP completion queue.
+    void watch(int fd) { watched_.push_back(fd); }
     int run_once();
 
     // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
@@ -41,7 +44,9 @@ private:
         std::string name;
         Stage fn;
     };
+    bool watched_ready(); // a watched fd is readable now
     std::vector<Named> stages_;
+    std::vector<int> watched_;
     int efd_ = -1;
     std::atomic<uint64_t> activity_{0};
     std::atomic<bool> sleeping_{false};

@@ -145,6 +145,9 @@ int sctpm_progress(sctpm_transport *t, int64_t timeout_us);
 void sctpm_wakeup(sctpm_transport *t);
 /* Extra progress stage (e.g. the iWARP completion queue): fn returns work done. */
 int sctpm_add_stage(sctpm_transport *t, const char *name, int (*fn)(void *arg), void *arg);
+/* Also wake sctpm_progress when fd becomes readable (e.g. an armed completion queue's event fd):
+ * the stages then run. A stage must make the fd unreadable again (read it), or the wait spins. */
+int sctpm_watch_fd(sctpm_transport *t, int fd);
 /* 1 while sends are queued inside the transport. */
 int sctpm_sends_pending(const sctpm_transport *t);
 

@@ -43,6 +43,7 @@ public:
     int progress(int64_t timeout_us);
     void wakeup() { progress_.wake(); }
     void add_stage(const std::string& name, int (*fn)(void*), void* arg);
+    void watch_fd(int fd) { progress_.watch(fd); }
     bool sends_pending() const { return !tx_ready_.empty(); }
 
     // Flush queued sends and shut every association down gracefully, bounded by timeout_ms.

@@ -25,8 +25,13 @@ int MPIDI_CH3I_Apply_cvars(sctpm_config * cfg, char *err, size_t errlen); /* ch3
 #define MPIDI_CH3I_PVAR_PATHS 4 /* paths per rank in the MPI_T path variables (ch3_pvars.c) */
 void MPIDI_CH3I_Pvars_register(int world_size);
 
-/* ch3_send.c: shared send path. */
+/* ch3_send.c: shared send path. The two funnels every send passes (iov[0] is the header slot);
+ * the _now forms skip ch3:hybrid's hooks (for sends it held and now releases). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
+int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
+int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr);
+MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt); /* for a caller-buffered message */
+#define MPIDI_CH3I_COPY_LIMIT (256 * 1024) /* messages up to this size are copied when they cannot leave */
 void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);
 int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc);
@@ -42,5 +47,13 @@ extern int MPIDI_CH3I_pending_errno; /* error raised inside a callback, returned
 
 int MPIDI_CH3I_Progress_init(void);
 int MPIDI_CH3I_Progress_finalize(void);
+
+/* ch3_recv.c: CH3's packet handlers, plus the channel's own packet types under ch3:hybrid. */
+#ifdef MPIDI_CH3_HYBRID
+#define MPIDI_CH3I_PKT_TYPES MPIDI_CH3_PKT_END_ALL
+#include "mpidi_ch3_hybrid.h"
+#else
+#define MPIDI_CH3I_PKT_TYPES MPIDI_CH3_PKT_END_CH3
+#endif
 
 #endif /* MPIDI_CH3_IMPL_H_INCLUDED */

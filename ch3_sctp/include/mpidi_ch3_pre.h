@@ -5,6 +5,12 @@
 /* The transport delivers each VC's packets in order: no CH3 sequence numbers. */
 #undef MPID_USE_SEQUENCE_NUMBERS
 
+#ifdef MPIDI_CH3_HYBRID
+#include "mpidi_ch3_hybrid_pre.h" /* ch3:hybrid builds these sources too, with its VC fields */
+#else
+#define MPIDI_CH3I_HYBRID_VC_FIELDS
+#endif
+
 /* Needed for MPIDI_PG_To_string (spawn, connect/accept). */
 #define MPIDI_DEV_IMPLEMENTS_KVS
 
@@ -19,6 +25,7 @@ typedef struct MPIDI_CH3I_VC {
     struct MPIR_Request *recv_active; /* request whose iov takes the next bytes from this VC */
     size_t recv_filled;               /* bytes of recv_active's current iov already filled */
     int port_name_tag;                /* accept side of connect/accept: the port's tag */
+    MPIDI_CH3I_HYBRID_VC_FIELDS
 } MPIDI_CH3I_VC;
 #define MPIDI_CH3_VC_DECL struct MPIDI_CH3I_VC ch;
 

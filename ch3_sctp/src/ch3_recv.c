@@ -3,12 +3,16 @@
  * payload goes straight into the request's iov. */
 #include "mpidi_ch3_impl.h"
 
-static MPIDI_CH3_PktHandler_Fcn *pktArray[MPIDI_CH3_PKT_END_CH3 + 1];
+static MPIDI_CH3_PktHandler_Fcn *pktArray[MPIDI_CH3I_PKT_TYPES + 1];
 int MPIDI_CH3I_pending_errno = MPI_SUCCESS;
 
 int MPIDI_CH3I_Recv_init(void)
 {
-    return MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
+    int mpi_errno = MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
+#ifdef MPIDI_CH3_HYBRID
+    MPIDI_CH3I_Hy_register_handlers(pktArray);
+#endif
+    return mpi_errno;
 }
 
 static void raise_error(int mpi_errno)
@@ -52,7 +56,7 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
         return 0;
     }
     memcpy(&pkt, head, sizeof(pkt));    /* aligned copy */
-    if (pkt.type < 0 || pkt.type >= MPIDI_CH3_PKT_END_CH3 || !pktArray[pkt.type]) {
+    if (pkt.type < 0 || pkt.type >= MPIDI_CH3I_PKT_TYPES || !pktArray[pkt.type]) {
         char why[96];
         snprintf(why, sizeof(why), "unknown CH3 packet type %d", (int) pkt.type);
         fail_vc(vc, why);

@@ -90,6 +90,16 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
 /* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
 {
+#ifdef MPIDI_CH3_HYBRID
+    int mpi_errno;
+    if (MPIDI_CH3I_Hy_send_request(vc, sreq, iov, n, &mpi_errno))
+        return mpi_errno;
+#endif
+    return MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
+}
+
+int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
+{
     sctpm_key key;
     int rc;
     if (MPIDI_CH3I_VC_peer(vc) < 0)
@@ -126,10 +136,30 @@ int MPIDI_CH3_iSendv(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, in
     return MPIDI_CH3I_Send_request(vc, sreq, local, n_iov);
 }
 
-/* Messages up to this size are copied when they cannot leave at once (no request needed). */
-#define COPY_LIMIT (256 * 1024)
+/* A send request for a message whose buffers the caller keeps valid until it completes (one
+ * reference for the caller, one for the send). */
+MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt)
+{
+    MPIR_Request *sreq = MPIR_Request_create(MPIR_REQUEST_KIND__SEND);
+    if (sreq == NULL)
+        return NULL;
+    MPIR_Object_set_ref(sreq, 2);
+    sreq->dev.OnDataAvail = NULL;
+    memcpy(&sreq->dev.pending_pkt, pkt, sizeof(MPIDI_CH3_Pkt_t));
+    return sreq;
+}
 
 static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
+{
+#ifdef MPIDI_CH3_HYBRID
+    int mpi_errno;
+    if (MPIDI_CH3I_Hy_start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
+        return mpi_errno;
+#endif
+    return MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr);
+}
+
+int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
     sctpm_key key;
     size_t total = 0;
@@ -139,23 +169,20 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
         return MPIDI_CH3I_Peer_error(vc, -EHOSTUNREACH);
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (total <= COPY_LIMIT) {
+    if (total <= MPIDI_CH3I_COPY_LIMIT) {
         MPIDI_CH3I_Key_of((MPIDI_CH3_Pkt_t *) iov[0].iov_base, NULL, &key);
         rc = sctpm_send_copy(MPIDI_CH3I_sctp, vc->ch.peer, &key, iov, n);
         return rc < 0 ? MPIDI_CH3I_Peer_error(vc, rc) : MPI_SUCCESS;
     }
     /* Large (e.g. a PUT's origin data): the caller's buffers stay valid until the request completes. */
-    MPIR_Request *sreq = MPIR_Request_create(MPIR_REQUEST_KIND__SEND);
+    MPIR_Request *sreq = MPIDI_CH3I_Send_request_create(iov[0].iov_base);
     MPIR_ERR_CHKANDJUMP(sreq == NULL, rc, MPI_ERR_OTHER, "**nomemreq");
-    MPIR_Object_set_ref(sreq, 2);
-    sreq->dev.OnDataAvail = NULL;
-    memcpy(&sreq->dev.pending_pkt, iov[0].iov_base, sizeof(MPIDI_CH3_Pkt_t));
     {
         struct iovec local[MPL_IOV_LIMIT + 1];
         for (int i = 1; i < n; i++)
             local[i] = iov[i];
         *sreq_ptr = sreq;
-        return MPIDI_CH3I_Send_request(vc, sreq, local, n);
+        return MPIDI_CH3I_Send_request_now(vc, sreq, local, n);
     }
   fn_fail:
     return rc;

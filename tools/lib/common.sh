@@ -279,10 +279,11 @@ add_step() {
     STEP_FLAGS[$name]=" $* "
 }
 
-# step_mpich_installs: MPICH 4.0.2 from Debian's source with our channel (build/install/ch3-sctp)
-# and the stock ch3:sock reference beside it (build/install/ch3-sock), cached (tools/mpich-build).
-# The two builds run side by side (each configure is single-threaded for minutes; together they
-# keep both cores busy), after one integration of our channels into the shared source tree.
+# step_mpich_installs: MPICH 4.0.2 from Debian's source with our channels (build/install/ch3-sctp,
+# build/install/ch3-hybrid) and the stock ch3:sock reference beside them (build/install/ch3-sock),
+# cached (tools/mpich-build). sock builds in the background while sctp and then hybrid build in
+# the foreground (each configure is single-threaded for minutes; together they keep both cores
+# busy), after one integration of our channels into the shared source tree.
 step_mpich_installs() {
     run_logged tools/mpich-fetch
     run_logged tools/mpich-integrate build/mpich-src/mpich-4.0.2
@@ -290,6 +291,7 @@ step_mpich_installs() {
     MPICH_INTEGRATE=0 tools/mpich-build sock >"$sock_log" 2>&1 </dev/null &
     sock_pid=$!
     MPICH_INTEGRATE=0 run_logged tools/mpich-build sctp || rc=$?
+    MPICH_INTEGRATE=0 run_logged tools/mpich-build hybrid || rc=$?
     wait "$sock_pid" || sock_rc=$?
     if ((sock_rc != 0)); then
         echo "failed (exit $sock_rc): tools/mpich-build sock; last lines of $sock_log:"

@@ -1,0 +1,44 @@
+/* ch3:hybrid: what it adds to ch3:sctp's channel types (included by ch3_sctp's mpidi_ch3_pre.h
+ * when MPIDI_CH3_HYBRID is defined). */
+#ifndef MPIDI_CH3_HYBRID_PRE_H_INCLUDED
+#define MPIDI_CH3_HYBRID_PRE_H_INCLUDED
+
+struct iwv_qp;
+struct iwv_mr;
+struct MPIDI_CH3I_Hy_held;
+struct MPIDI_CH3I_Hy_remote_win;
+
+/* The queue pair to a peer, connected on demand. */
+enum MPIDI_CH3I_Hy_qp_state {
+    MPIDI_CH3I_HY_QP_NONE = 0,  /* never tried: the first RDMA-sized operation starts a connect */
+    MPIDI_CH3I_HY_QP_CONNECTING,
+    MPIDI_CH3I_HY_QP_READY,
+    MPIDI_CH3I_HY_QP_FAILED     /* rejected, unreachable or broken: this peer's RMA stays on SCTP */
+};
+
+typedef struct MPIDI_CH3I_Hy_vc {
+    enum MPIDI_CH3I_Hy_qp_state state;
+    struct iwv_qp *qp;
+    /* Sends to this peer in issue order, held while an RDMA transfer at the head is in flight:
+     * its CH3 header may only follow the data (ch3_hybrid/src/hy_hold.c). */
+    struct MPIDI_CH3I_Hy_held *held_head, *held_tail;
+    struct MPIDI_CH3I_Hy_remote_win *windows; /* the peer's registered windows (hy_window.c) */
+    int contact_known;
+    char addr[64];              /* the peer's DDP endpoint, from window creation */
+    unsigned short sctp_port, udp_port;
+} MPIDI_CH3I_Hy_vc;
+#define MPIDI_CH3I_HYBRID_VC_FIELDS MPIDI_CH3I_Hy_vc hy;
+
+/* A PUT, GET or GET response whose data RDMA already placed: the same packet under another type,
+ * so the receiver runs CH3's handler without waiting for data bytes (hy_placed.c). CONNECT_ME:
+ * "connect a queue pair to me" (hy_device.c). */
+#define MPIDI_CH3_PKT_ENUM                      \
+    MPIDI_CH3_PKT_HY_PUT_PLACED,                \
+    MPIDI_CH3_PKT_HY_GET_PLACED,                \
+    MPIDI_CH3_PKT_HY_GET_RESP_PLACED,           \
+    MPIDI_CH3_PKT_HY_CONNECT_ME
+
+/* The window's registration (its STag is the MR's rkey). */
+#define MPIDI_CH3_WIN_DECL struct iwv_mr *hy_mr;
+
+#endif /* MPIDI_CH3_HYBRID_PRE_H_INCLUDED */

@@ -1,0 +1,156 @@
+/* ch3:hybrid: window creation registers the window memory and tells every member its STag and
+ * the RNIC's contact; MPI_Win_free deregisters. Every flavour (create, allocate, shared, dynamic)
+ * passes through gather_info; a dynamic window (size 0, memory attached later without a hook)
+ * gets no STag, so its operations stay on the SCTP path. */
+#include "mpidi_ch3_impl.h"
+#include "mpidrma.h"
+
+/* What each member contributes at window creation. */
+typedef struct {
+    uint32_t stag;              /* 0: no registered memory (or no RNIC) */
+    uint16_t sctp_port, udp_port;
+    char addr[64];              /* "" if this process has no RNIC */
+} hy_member_info;
+
+static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Aint size, uint32_t stag)
+{
+    MPIDI_CH3I_Hy_remote_win *w = MPL_malloc(sizeof(*w), MPL_MEM_RMA);
+    if (!w)
+        return; /* its operations take the SCTP path */
+    w->handle = handle;
+    w->base = (uintptr_t) base;
+    w->size = size;
+    w->stag = stag;
+    w->next = vc->ch.hy.windows;
+    vc->ch.hy.windows = w;
+}
+
+static void forget_window(MPIDI_VC_t * vc, MPI_Win handle)
+{
+    MPIDI_CH3I_Hy_remote_win **p = &vc->ch.hy.windows;
+    while (*p) {
+        if ((*p)->handle == handle) {
+            MPIDI_CH3I_Hy_remote_win *dead = *p;
+            *p = dead->next;
+            MPL_free(dead);
+        } else {
+            p = &(*p)->next;
+        }
+    }
+}
+
+uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t) addr;
+    for (MPIDI_CH3I_Hy_remote_win * w = vc->ch.hy.windows; w; w = w->next)
+        if (w->handle == handle)
+            return a >= w->base && len <= (size_t) w->size && a - w->base <= (size_t) w->size - len
+                ? w->stag : 0;
+    return 0;
+}
+
+static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * info,
+                          MPIR_Comm * comm_ptr, MPIR_Win ** win_ptr)
+{
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    MPIR_Comm *comm;
+    hy_member_info *all = NULL;
+    int mpi_errno, me, n;
+
+    mpi_errno = MPIDI_CH3U_Win_gather_info(base, size, disp_unit, info, comm_ptr, win_ptr);
+    if (mpi_errno)
+        return mpi_errno;
+    comm = (*win_ptr)->comm_ptr;
+    me = comm->rank;
+    n = comm->local_size;
+    all = MPL_calloc(n, sizeof(*all), MPL_MEM_RMA);
+    MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+
+    if (MPIDI_CH3I_Hy_config.rdma && MPIDI_CH3I_Hy_open() == 0) {
+        hy_member_info *mine = &all[me];
+        MPIDI_CH3I_Hy_local_contact(mine->addr, sizeof(mine->addr), &mine->sctp_port, &mine->udp_port);
+        if (size > 0 && base != NULL && base != MPI_BOTTOM) {
+            (*win_ptr)->hy_mr = iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, base, size, IWV_ACCESS_LOCAL_WRITE |
+                                           IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ);
+            if ((*win_ptr)->hy_mr)
+                mine->stag = (*win_ptr)->hy_mr->rkey;
+        }
+    }
+    /* Always collective, whatever this process's RNIC did: members must not disagree on it. */
+    mpi_errno = MPIR_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, sizeof(*all), MPI_BYTE,
+                               comm, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+
+    MPIDI_CH3I_Hy_rnic.windows++;
+    for (int i = 0; i < n; i++) {
+        MPIDI_VC_t *vc;
+        if (i == me || all[i].addr[0] == '\0')
+            continue;
+        MPIDI_Comm_get_vc(comm, i, &vc);
+        all[i].addr[sizeof(all[i].addr) - 1] = '\0';
+        if (!vc->ch.hy.contact_known) {
+            strcpy(vc->ch.hy.addr, all[i].addr);
+            vc->ch.hy.sctp_port = all[i].sctp_port;
+            vc->ch.hy.udp_port = all[i].udp_port;
+            vc->ch.hy.contact_known = 1;
+        }
+        if (all[i].stag)
+            remember_window(vc, (*win_ptr)->basic_info_table[i].win_handle,
+                            (*win_ptr)->basic_info_table[i].base_addr,
+                            (*win_ptr)->basic_info_table[i].size, all[i].stag);
+        if (MPIDI_CH3I_Hy_config.connect_all && MPIDI_CH3I_Hy_rnic.dev)
+            MPIDI_CH3I_Hy_connect(vc);
+    }
+  fn_fail:
+    MPL_free(all);
+    return mpi_errno;
+}
+
+static int hy_win_init(MPI_Aint size, int disp_unit, int flavor, int model, MPIR_Info * info,
+                       MPIR_Comm * comm_ptr, MPIR_Win ** win_ptr)
+{
+    (void) size, (void) disp_unit, (void) flavor, (void) model, (void) info, (void) comm_ptr;
+    (*win_ptr)->hy_mr = NULL;
+    return MPI_SUCCESS;
+}
+
+/* After MPI_Win_free's barrier: no operation on this window is in flight anywhere. */
+static int hy_win_free(MPIR_Win ** win_ptr)
+{
+    MPIR_Comm *comm = (*win_ptr)->comm_ptr;
+    for (int i = 0; i < comm->local_size; i++) {
+        MPIDI_VC_t *vc;
+        if (i == comm->rank)
+            continue;
+        MPIDI_Comm_get_vc(comm, i, &vc);
+        forget_window(vc, (*win_ptr)->basic_info_table[i].win_handle);
+    }
+    if ((*win_ptr)->hy_mr)
+        iwv_dereg_mr((*win_ptr)->hy_mr);
+    (*win_ptr)->hy_mr = NULL;
+    if (MPIDI_CH3I_Hy_rnic.windows > 0)
+        MPIDI_CH3I_Hy_rnic.windows--;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_Win_fns_init(MPIDI_CH3U_Win_fns_t * win_fns)
+{
+    win_fns->gather_info = hy_gather_info;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_Win_hooks_init(MPIDI_CH3U_Win_hooks_t * win_hooks)
+{
+    win_hooks->win_init = hy_win_init;
+    win_hooks->win_free = hy_win_free;
+    return MPI_SUCCESS;
+}
+
+int MPIDI_CH3_Win_pkt_orderings_init(MPIDI_CH3U_Win_pkt_ordering_t * win_pkt_orderings)
+{
+    /* Every CH3 packet still travels on the SCTP path in issue order (RDMA-carried operations
+     * send their header only once the data is placed): flushes stay ordered. */
+    win_pkt_orderings->am_flush_ordered = 1;
+    return MPI_SUCCESS;
+}

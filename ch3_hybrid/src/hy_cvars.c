@@ -1,0 +1,82 @@
+/* ch3:hybrid configuration as MPICH control variables (read at MPI_Init). The SCTP transport's own
+ * settings are ch3:sctp's MPIR_CVAR_CH3_SCTP_* and apply here too.
+
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories:
+    - name        : CH3_HYBRID
+      description : cvars that control the ch3:hybrid channel (one-sided operations by RDMA over iWARP)
+
+cvars:
+    - name        : MPIR_CVAR_CH3_HYBRID_RDMA
+      category    : CH3_HYBRID
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        move MPI_Put and MPI_Get data by RDMA (false: every operation on the SCTP path, as ch3:sctp).
+
+    - name        : MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD
+      category    : CH3_HYBRID
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        MPI_Put of at least this many bytes (contiguous, predefined type) goes by RDMA Write.
+
+    - name        : MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD
+      category    : CH3_HYBRID
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        MPI_Get of at least this many bytes (contiguous, predefined type) goes by RDMA Read.
+
+    - name        : MPIR_CVAR_CH3_HYBRID_CONNECT
+      category    : CH3_HYBRID
+      type        : string
+      default     : ondemand
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        when queue pairs connect: ondemand (at the first RDMA-sized operation to a peer, which
+        itself still goes over SCTP) or all (to every window member at window creation).
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+#include "mpidi_ch3_impl.h"
+
+MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 16384, 16384, 0 };
+
+int MPIDI_CH3I_Hy_read_cvars(void)
+{
+    const char *connect = MPIR_CVAR_CH3_HYBRID_CONNECT;
+    MPIDI_CH3I_Hy_config.rdma = MPIR_CVAR_CH3_HYBRID_RDMA;
+    MPIDI_CH3I_Hy_config.put_threshold = MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD;
+    MPIDI_CH3I_Hy_config.get_threshold = MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD;
+    if (connect == NULL || strcmp(connect, "ondemand") == 0)
+        MPIDI_CH3I_Hy_config.connect_all = 0;
+    else if (strcmp(connect, "all") == 0)
+        MPIDI_CH3I_Hy_config.connect_all = 1;
+    else {
+        fprintf(stderr, "ch3:hybrid: MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all, not '%s'\n",
+                connect);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
+                                    "MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all");
+    }
+    if (MPIDI_CH3I_Hy_config.put_threshold < 1 || MPIDI_CH3I_Hy_config.get_threshold < 1) {
+        fprintf(stderr, "ch3:hybrid: the RDMA thresholds must be at least 1 byte\n");
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
+                                    "MPIR_CVAR_CH3_HYBRID_*_THRESHOLD must be at least 1");
+    }
+    return MPI_SUCCESS;
+}

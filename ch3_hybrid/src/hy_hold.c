@@ -1,0 +1,221 @@
+/* ch3:hybrid: sends held behind RDMA transfers. While an RDMA PUT or GET to a peer is in flight,
+ * every later send to that peer waits in the VC's queue, in issue order, and leaves once all that
+ * precedes it has left: CH3's packets reach the target in the order CH3 issued them, with each
+ * RDMA-carried operation's header after its data. A peer with nothing in flight is not touched. */
+#include "mpidi_ch3_impl.h"
+
+static int is_rdma(const MPIDI_CH3I_Hy_held * h)
+{
+    return h->kind == MPIDI_CH3I_HY_HELD_RDMA_PUT || h->kind == MPIDI_CH3I_HY_HELD_RDMA_GET;
+}
+
+void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
+{
+    h->next = NULL;
+    h->vc = vc;
+    if (vc->ch.hy.held_tail)
+        vc->ch.hy.held_tail->next = h;
+    else
+        vc->ch.hy.held_head = h;
+    vc->ch.hy.held_tail = h;
+}
+
+static int send_header(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt)
+{
+    struct iovec iov = { pkt, sizeof(*pkt) };
+    MPIR_Request *sreq = NULL;
+    int mpi_errno = MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
+    MPIR_Assert(sreq == NULL);  /* a header alone is always copied */
+    return mpi_errno;
+}
+
+static void deregister(MPIDI_CH3I_Hy_held * h)
+{
+    if (h->mr)
+        iwv_dereg_mr(h->mr);
+    h->mr = NULL;
+}
+
+static void count(const MPIDI_CH3I_Hy_held * h)
+{
+    MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
+    if (h->failed) {
+        r->fallbacks++;
+        return;
+    }
+    if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_PUT)
+        r->puts++;
+    else
+        r->gets++;
+    r->bytes += h->len;
+}
+
+/* Send one entry that no longer waits. */
+static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
+{
+    int mpi_errno = MPI_SUCCESS;
+    switch (h->kind) {
+        case MPIDI_CH3I_HY_HELD_COPY:{
+                struct iovec iov = { h->buf, h->len };
+                MPIR_Request *sreq = NULL;
+                mpi_errno = MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
+                MPIR_Assert(sreq == NULL);      /* held copies are within the copy limit */
+                MPL_free(h->buf);
+                break;
+            }
+        case MPIDI_CH3I_HY_HELD_REQUEST:
+            mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, h->n);
+            break;
+        case MPIDI_CH3I_HY_HELD_RDMA_PUT:
+            deregister(h);
+            count(h);
+            if (!h->failed) {
+                h->pkt.type = MPIDI_CH3_PKT_HY_PUT_PLACED;
+                mpi_errno = send_header(vc, &h->pkt);
+                /* The origin buffer is free once the Write is placed. */
+                int err = MPID_Request_complete(h->sreq);
+                if (!mpi_errno)
+                    mpi_errno = err;
+            } else {
+                /* The RDMA path failed: the whole PUT goes on SCTP (overwriting whatever part
+                 * the Write placed with the same bytes); the request completes when it is sent. */
+                memcpy(&h->sreq->dev.pending_pkt, &h->pkt, sizeof(h->pkt));
+                mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, 2);
+            }
+            break;
+        case MPIDI_CH3I_HY_HELD_RDMA_GET:
+            deregister(h);
+            count(h);
+            if (!h->failed)
+                h->pkt.type = MPIDI_CH3_PKT_HY_GET_PLACED;
+            /* else: the plain GET; the target answers it with the data on SCTP */
+            mpi_errno = send_header(vc, &h->pkt);
+            break;
+    }
+    return mpi_errno;
+}
+
+int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_CH3I_Hy_held *h;
+    while ((h = vc->ch.hy.held_head) != NULL && !(is_rdma(h) && h->pending > 0)) {
+        vc->ch.hy.held_head = h->next;
+        if (!h->next)
+            vc->ch.hy.held_tail = NULL;
+        int err = send_held(vc, h);
+        if (err && !mpi_errno)
+            mpi_errno = err;
+        MPL_free(h);
+    }
+    return mpi_errno;
+}
+
+void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
+{
+    MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) (uintptr_t) wc->wr_id;
+    MPIDI_VC_t *vc = h->vc;
+    if (wc->status != IWV_WC_SUCCESS) {
+        h->failed = 1;
+        if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY) {
+            /* The QP is broken (flushed WRs follow): this peer's RMA goes on SCTP from now on. */
+            vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+            if (getenv("MPICH_SCTP_QUIET") == NULL)
+                fprintf(stderr, "[ch3:hybrid] rank %d: RDMA to rank %d failed (status %d); "
+                        "its one-sided traffic continues over SCTP\n", MPIR_Process.rank,
+                        vc->pg_rank, (int) wc->status);
+        }
+    }
+    if (--h->pending == 0)
+        MPIDI_CH3I_Hy_rnic.in_flight--;
+    int mpi_errno = MPIDI_CH3I_Hy_release(vc);
+    if (mpi_errno && !MPIDI_CH3I_pending_errno)
+        MPIDI_CH3I_pending_errno = mpi_errno;
+}
+
+/* Nothing in flight and nothing held: the plain ch3:sctp path. Otherwise keep the order. */
+int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
+                            int *mpi_errno)
+{
+    const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
+    MPIDI_CH3I_Hy_held *h;
+    size_t total = 0;
+    *mpi_errno = MPI_SUCCESS;
+    *sreq_ptr = NULL;
+    if (pkt->type == MPIDI_CH3_PKT_PUT && MPIDI_CH3I_Hy_try_put(vc, iov, n, sreq_ptr))
+        return 1;
+    if (pkt->type == MPIDI_CH3_PKT_GET && MPIDI_CH3I_Hy_try_get(vc, iov, n))
+        return 1;
+    if (!vc->ch.hy.held_head)
+        return 0;
+    h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    if (!h)
+        goto nomem;
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    if (total <= MPIDI_CH3I_COPY_LIMIT) {
+        char *p = MPL_malloc(total, MPL_MEM_BUFFER);
+        if (!p) {
+            MPL_free(h);
+            goto nomem;
+        }
+        h->kind = MPIDI_CH3I_HY_HELD_COPY;
+        h->buf = p;
+        h->len = total;
+        for (int i = 0; i < n; i++) {
+            memcpy(p, iov[i].iov_base, iov[i].iov_len);
+            p += iov[i].iov_len;
+        }
+    } else {
+        h->kind = MPIDI_CH3I_HY_HELD_REQUEST;
+        h->sreq = MPIDI_CH3I_Send_request_create(pkt);
+        if (!h->sreq) {
+            MPL_free(h);
+            goto nomem;
+        }
+        for (int i = 1; i < n; i++)
+            h->iov[i] = iov[i];
+        h->n = n;
+        *sreq_ptr = h->sreq;
+    }
+    MPIDI_CH3I_Hy_hold(vc, h);
+    return 1;
+  nomem:
+    *mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                      MPI_ERR_OTHER, "**nomem", 0);
+    return 1;
+}
+
+int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n,
+                               int *mpi_errno)
+{
+    MPIDI_CH3I_Hy_held *h;
+    int header_only = 0;
+    *mpi_errno = MPI_SUCCESS;
+    if (MPIDI_CH3I_Hy_answering_placed_get && sreq->dev.pending_pkt.type == MPIDI_CH3_PKT_GET_RESP
+        && n == 2) {
+        /* CH3's GET handler answers a GET whose data the origin already read: header only. */
+        sreq->dev.pending_pkt.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
+        n = 1;
+        header_only = 1;
+    }
+    if (!vc->ch.hy.held_head) {
+        if (!header_only)
+            return 0;
+        *mpi_errno = MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
+        return 1;
+    }
+    h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    if (!h) {
+        *mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                          MPI_ERR_OTHER, "**nomem", 0);
+        return 1;
+    }
+    h->kind = MPIDI_CH3I_HY_HELD_REQUEST;
+    h->sreq = sreq;
+    for (int i = 1; i < n; i++)
+        h->iov[i] = iov[i];
+    h->n = n;
+    MPIDI_CH3I_Hy_hold(vc, h);
+    return 1;
+}
