@@ -25,6 +25,7 @@ mpi_core_sources += \
     src/mpid/ch3/channels/hybrid/src/hy_cvars.c \
     src/mpid/ch3/channels/hybrid/src/hy_device.c \
     src/mpid/ch3/channels/hybrid/src/hy_hold.c \
+    src/mpid/ch3/channels/hybrid/src/hy_memory.c \
     src/mpid/ch3/channels/hybrid/src/hy_placed.c \
     src/mpid/ch3/channels/hybrid/src/hy_pvars.c \
     src/mpid/ch3/channels/hybrid/src/hy_rdma.c

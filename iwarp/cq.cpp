@@ -23,6 +23,7 @@ void CompletionQueue::push(const iwv_wc& wc, bool solicited) {
         return;
     }
     entries_.push_back(wc);
+    count_.store(entries_.size(), std::memory_order_release);
     if (armed_ && (!solicited_only_ || solicited || wc.status != IWV_WC_SUCCESS)) {
         armed_ = false;
         uint64_t one = 1;
@@ -37,6 +38,7 @@ int CompletionQueue::poll(int max, iwv_wc* out) {
         out[n++] = entries_.front();
         entries_.pop_front();
     }
+    count_.store(entries_.size(), std::memory_order_release);
     return n;
 }
 

@@ -1,9 +1,10 @@
 // A completion queue: a bounded FIFO of work completions, with libibverbs' notification model
 // (arm once, the event fd fires on the next matching completion). Not thread-safe by itself:
-// the device lock covers it.
+// the device lock covers it, except for maybe_empty().
 #pragma once
 #include "iwarp_verbs.h"
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 
@@ -22,6 +23,9 @@ public:
     void push(const iwv_wc& wc, bool solicited);
     int poll(int max, iwv_wc* out); // number returned, or -1 after an overflow
     size_t size() const { return entries_.size(); }
+    // Without the device lock: true if the CQ was empty a moment ago. A poller that finds it so
+    // need not take the lock (which the device thread holds while it moves data).
+    bool seems_empty() const { return count_.load(std::memory_order_acquire) == 0; }
     bool overflowed() const { return overflow_; }
 
     void arm(bool solicited_only);
@@ -32,6 +36,7 @@ public:
 
 private:
     std::deque<iwv_wc> entries_;
+    std::atomic<size_t> count_{0}; // entries_.size(), for seems_empty()
     size_t capacity_;
     bool overflow_ = false;
     bool armed_ = false;

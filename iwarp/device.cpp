@@ -158,6 +158,7 @@ void Device::remove_qp(iwv_qp* qp) {
         it = it->second.qp == qp ? connecting_.erase(it) : std::next(it);
     for (auto it = events_.begin(); it != events_.end();)
         it = it->qp == qp ? events_.erase(it) : std::next(it);
+    events_changed();
 }
 
 int Device::progress_locked() {
@@ -237,6 +238,7 @@ void Device::progress_requests() {
             ev.private_data_len = uint16_t(std::min<size_t>(out.message.private_data.size(), IWV_MAX_PRIVATE_DATA));
             std::memcpy(ev.private_data, out.message.private_data.data(), ev.private_data_len);
             events_.push_back(ev);
+            events_changed();
             changed.notify_all();
         }
         if (drop && !req->announced) {
@@ -264,6 +266,7 @@ void Device::collect_events() {
                 std::memcpy(ev.private_data, e.control->private_data.data(), ev.private_data_len);
             }
             events_.push_back(ev);
+            events_changed();
         }
 }
 
@@ -278,6 +281,7 @@ std::optional<iwv_event> Device::next_event() {
     if (events_.empty()) return std::nullopt;
     iwv_event e = events_.front();
     events_.pop_front();
+    events_changed();
     return e;
 }
 

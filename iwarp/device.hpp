@@ -12,6 +12,7 @@
 #include "qp.hpp"
 #include "session.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -92,6 +93,7 @@ public:
     int accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span<const uint8_t> private_data);
     int reject(iwv_conn_request* req, std::span<const uint8_t> private_data);
     std::optional<iwv_event> next_event();
+    bool events_waiting() const { return event_count_.load(std::memory_order_acquire) != 0; } // no lock needed
 
     // Wait (mu held through `lock`) until pred or timeout; drives progress in caller mode.
     template <class Pred>
@@ -120,6 +122,8 @@ private:
     std::vector<std::unique_ptr<iwv_conn_request>> requests_;
     std::set<iwv_qp*> qps_;
     std::deque<iwv_event> events_;
+    std::atomic<size_t> event_count_{0}; // events_.size(), for events_waiting()
+    void events_changed() { event_count_.store(events_.size(), std::memory_order_release); }
     std::thread thread_;
     bool stop_ = false;
     uint64_t seen_activity_ = 0; // upcall count when the last progress round began

@@ -192,6 +192,9 @@ int iwv_destroy_cq(iwv_cq* cq) {
 
 int iwv_poll_cq(iwv_cq* cq, int num_entries, iwv_wc* wc) {
     Device& d = *cq->dev->impl;
+    // The device thread fills the CQ: an empty one needs no lock (polling loops would otherwise
+    // contend with the thread that moves the data).
+    if (d.mode() == IWV_PROGRESS_THREAD && cq->q->seems_empty()) return 0;
     Lock l(d.mu);
     if (d.mode() == IWV_PROGRESS_CALLER && cq->q->size() < size_t(num_entries)) d.poll_locked();
     return cq->q->poll(num_entries, wc);
@@ -319,6 +322,7 @@ int iwv_adopt(iwv_device* dev, iwv_qp* qp, void* so, int one_to_many, uint32_t a
 
 int iwv_get_event(iwv_device* dev, iwv_event* ev, int timeout_ms) {
     Device& d = *dev->impl;
+    if (timeout_ms == 0 && d.mode() == IWV_PROGRESS_THREAD && !d.events_waiting()) return 0; // as in iwv_poll_cq
     Lock l(d.mu);
     std::optional<iwv_event> e;
     d.wait(l, timeout_ms, [&] { return (e = d.next_event()).has_value(); });

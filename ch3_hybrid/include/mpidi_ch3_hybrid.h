@@ -4,9 +4,11 @@
  * the SCTP path, in issue order. An RDMA PUT is an RDMA Write of the origin data into the target
  * window plus a 1-byte RDMA Read behind it (a Read Request is served only after the earlier Write
  * is placed, RFC 5040 §5.5, and our RNIC handles messages in DDP-SSN order); an RDMA GET is an
- * RDMA Read into the origin buffer. When the Read completes, the CH3 header goes out on SCTP
- * under a "placed" packet type and the receiver runs CH3's own handler with the data already in
- * place. Sends issued to that peer meanwhile are held behind it (hy_hold.c), so every lock,
+ * RDMA Read into the origin buffer. When the Read completes, the PUT's CH3 header goes out on
+ * SCTP under a "placed" packet type and the target runs CH3's own handler with the data already
+ * in place; a GET completes at the origin as CH3 completes an acknowledging GET response (the
+ * target gets only a fence counter packet if the GET carried one, or the whole GET as "placed" if
+ * it releases a lock). Sends issued to that peer meanwhile are held behind it (hy_hold.c), so every lock,
  * flush, fence and counter packet of CH3 still follows the data it covers, as with ch3:sctp
  * (am_flush_ordered stays 1). */
 #ifndef MPIDI_CH3_HYBRID_H_INCLUDED
@@ -61,6 +63,11 @@ typedef struct MPIDI_CH3I_Hy_remote_win {
 /* The STag covering [addr, addr+len) of the peer's window `handle`, or 0. */
 uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len);
 
+/* ---- memory registered beforehand: MPI_Alloc_mem's and windows (hy_memory.c) ---- */
+void MPIDI_CH3I_Hy_remember_region(struct iwv_mr *mr);
+void MPIDI_CH3I_Hy_forget_region(struct iwv_mr *mr);
+struct iwv_mr *MPIDI_CH3I_Hy_registered(const void *buf, size_t len); /* covering, or NULL */
+
 /* ---- sends held behind RDMA transfers (hy_hold.c) ---- */
 typedef enum {
     MPIDI_CH3I_HY_HELD_COPY,     /* header and data copied into buf */
@@ -80,6 +87,7 @@ typedef struct MPIDI_CH3I_Hy_held {
     struct iovec iov[MPL_IOV_LIMIT + 1]; /* REQUEST: iov[1..n); RDMA_PUT: iov[1] is the data */
     int n;
     struct iwv_mr *mr;           /* RDMA: the origin buffer's registration */
+    int own_mr;                  /* registered for this transfer alone (else a region's) */
     int pending;                 /* RDMA: completions still to come */
     int failed;                  /* RDMA: one completed in error, so resend on the SCTP path */
 } MPIDI_CH3I_Hy_held;
@@ -103,5 +111,6 @@ void MPIDI_CH3I_Hy_pvars_register(void); /* hy_pvars.c */
 /* ---- placed packets (hy_placed.c) ---- */
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table);
 extern int MPIDI_CH3I_Hy_answering_placed_get; /* inside CH3's GET handler for a GET_PLACED */
+int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get); /* Read done, no lock to release */
 
 #endif /* MPIDI_CH3_HYBRID_H_INCLUDED */

@@ -38,6 +38,10 @@ typedef struct MPIDI_CH3I_Hy_vc {
     MPIDI_CH3_PKT_HY_GET_RESP_PLACED,           \
     MPIDI_CH3_PKT_HY_CONNECT_ME
 
+/* MPI_Alloc_mem memory is registered with the RNIC (hy_memory.c). */
+#define MPIDI_CH3I_HAS_ALLOC_MEM
+#define MPIDI_CH3I_HAS_FREE_MEM
+
 /* The window's registration (its STag is the MR's rkey). */
 #define MPIDI_CH3_WIN_DECL struct iwv_mr *hy_mr;
 

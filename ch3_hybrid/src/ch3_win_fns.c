@@ -72,8 +72,10 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
         if (size > 0 && base != NULL && base != MPI_BOTTOM) {
             (*win_ptr)->hy_mr = iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, base, size, IWV_ACCESS_LOCAL_WRITE |
                                            IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ);
-            if ((*win_ptr)->hy_mr)
+            if ((*win_ptr)->hy_mr) {
                 mine->stag = (*win_ptr)->hy_mr->rkey;
+                MPIDI_CH3I_Hy_remember_region((*win_ptr)->hy_mr); /* also as an origin buffer */
+            }
         }
     }
     /* Always collective, whatever this process's RNIC did: members must not disagree on it. */
@@ -126,8 +128,10 @@ static int hy_win_free(MPIR_Win ** win_ptr)
         MPIDI_Comm_get_vc(comm, i, &vc);
         forget_window(vc, (*win_ptr)->basic_info_table[i].win_handle);
     }
-    if ((*win_ptr)->hy_mr)
+    if ((*win_ptr)->hy_mr) {
+        MPIDI_CH3I_Hy_forget_region((*win_ptr)->hy_mr);
         iwv_dereg_mr((*win_ptr)->hy_mr);
+    }
     (*win_ptr)->hy_mr = NULL;
     if (MPIDI_CH3I_Hy_rnic.windows > 0)
         MPIDI_CH3I_Hy_rnic.windows--;

@@ -269,16 +269,18 @@ static int cq_stage(void *arg)
     (void) arg;
     if (!r->dev || (r->windows == 0 && r->in_flight == 0 && r->connecting == 0))
         return 0;
-    iwv_cq_ack_event(r->cq);
-    iwv_req_notify_cq(r->cq, 0);
     while (iwv_get_event(r->dev, &ev, 0) == 1) {
         on_event(&ev);
         work++;
     }
+    /* The event fd fired for the first entry since it was armed: once entries were taken, clear
+     * it and arm it again, then look once more for entries that came in between. */
     while ((n = iwv_poll_cq(r->cq, 16, wc)) > 0) {
         for (int i = 0; i < n; i++)
             MPIDI_CH3I_Hy_completed(&wc[i]);
         work += n;
+        iwv_cq_ack_event(r->cq);
+        iwv_req_notify_cq(r->cq, 0);
     }
     if (n < 0) {
         complain("the RDMA completion queue overflowed", NULL);

@@ -31,7 +31,7 @@ static int send_header(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt)
 
 static void deregister(MPIDI_CH3I_Hy_held * h)
 {
-    if (h->mr)
+    if (h->mr && h->own_mr)
         iwv_dereg_mr(h->mr);
     h->mr = NULL;
 }
@@ -86,9 +86,14 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
         case MPIDI_CH3I_HY_HELD_RDMA_GET:
             deregister(h);
             count(h);
+            if (!h->failed && !(h->pkt.get.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK)) {
+                mpi_errno = MPIDI_CH3I_Hy_get_done(vc, &h->pkt);
+                break;
+            }
+            /* The target releases a lock: it gets the GET itself, as GET_PLACED (or, if the
+             * Read failed, as the plain GET that it answers with the data on SCTP). */
             if (!h->failed)
                 h->pkt.type = MPIDI_CH3_PKT_HY_GET_PLACED;
-            /* else: the plain GET; the target answers it with the data on SCTP */
             mpi_errno = send_header(vc, &h->pkt);
             break;
     }

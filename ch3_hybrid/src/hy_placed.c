@@ -70,6 +70,58 @@ static int get_resp_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, i
     return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp);
 }
 
+/* The rank of vc in the window's communicator. */
+static int rank_in(MPIR_Win * win_ptr, MPIDI_VC_t * vc)
+{
+    MPIR_Comm *comm = win_ptr->comm_ptr;
+    for (int i = 0; i < comm->local_size; i++) {
+        MPIDI_VC_t *v;
+        MPIDI_Comm_get_vc(comm, i, &v);
+        if (v == vc)
+            return i;
+    }
+    return -1;
+}
+
+/* An RDMA Read fetched a GET's data and the GET asks the target for nothing but its flush
+ * acknowledgement (a read changes nothing there) and maybe the fence counter: finish it here as
+ * CH3 finishes a GET response that acknowledges, and send the target only the counter packet.
+ * Saves the round trip of GET_PLACED and its response. */
+int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get)
+{
+    const MPIDI_CH3_Pkt_get_t *g = &get->get;
+    MPIDI_CH3_Pkt_t resp;
+    MPIR_Request *rreq, *unused;
+    MPIR_Win *win_ptr;
+    MPI_Win source_win;
+    intptr_t buflen = 0;
+    int mpi_errno;
+
+    MPIR_Request_get_ptr(g->request_handle, rreq);
+    source_win = rreq->dev.source_win_handle;   /* the request is gone once completed */
+    MPIR_Win_get_ptr(source_win, win_ptr);
+    memset(&resp, 0, sizeof(resp));
+    resp.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
+    resp.get_resp.request_handle = g->request_handle;
+    resp.get_resp.pkt_flags = (g->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
+    resp.get_resp.target_rank = rank_in(win_ptr, vc);
+    MPIR_Assert(resp.get_resp.target_rank >= 0);
+    mpi_errno = get_resp_placed(vc, &resp, NULL, &buflen, &unused);
+    if (mpi_errno || !(g->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER))
+        return mpi_errno;
+    {
+        MPIDI_CH3_Pkt_t decr;
+        struct iovec iov = { &decr, sizeof(decr) };
+        MPIR_Request *sreq = NULL;
+        memset(&decr, 0, sizeof(decr));
+        decr.type = MPIDI_CH3_PKT_DECR_AT_COUNTER;
+        decr.decr_at_cnt.target_win_handle = g->target_win_handle;
+        decr.decr_at_cnt.source_win_handle = source_win;
+        decr.decr_at_cnt.pkt_flags = MPIDI_CH3_PKT_FLAG_NONE;   /* acknowledged above */
+        return MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
+    }
+}
+
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
     table[MPIDI_CH3_PKT_HY_PUT_PLACED] = put_placed;

@@ -31,7 +31,11 @@ static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void
     h->kind = kind;
     h->len = len;
     memcpy(&h->pkt, pkt, sizeof(h->pkt));
-    h->mr = iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, buf, len, IWV_ACCESS_LOCAL_WRITE);
+    h->mr = MPIDI_CH3I_Hy_registered(buf, len);
+    if (!h->mr) {
+        h->mr = iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, buf, len, IWV_ACCESS_LOCAL_WRITE);
+        h->own_mr = 1;
+    }
     if (!h->mr) {
         MPL_free(h);
         return NULL;
@@ -41,7 +45,8 @@ static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void
 
 static void drop_transfer(MPIDI_CH3I_Hy_held * h)
 {
-    iwv_dereg_mr(h->mr);
+    if (h->own_mr)
+        iwv_dereg_mr(h->mr);
     MPL_free(h);
 }
 
