@@ -58,6 +58,9 @@ uint16_t iwv_device_udp_port(iwv_device *dev);
  * for work when there is none. Returns the amount of work done (>= 0). In thread mode it only waits. */
 int iwv_progress(iwv_device *dev, int timeout_ms);
 int iwv_device_fd(iwv_device *dev);
+/* Caller mode: 1 while a QP has data the association would not take yet. SCTP does not always
+ * announce the window opening, so the owner should call iwv_progress again soon. */
+int iwv_device_tx_blocked(iwv_device *dev);
 
 /* ---- protection domains and memory regions ---------------------------------------------- */
 iwv_pd *iwv_alloc_pd(iwv_device *dev);

@@ -78,6 +78,12 @@ uint16_t iwv_device_sctp_port(iwv_device* dev) { return dev->impl->sctp_port(); 
 uint16_t iwv_device_udp_port(iwv_device* dev) { return dev->impl->udp_port(); }
 int iwv_device_fd(iwv_device* dev) { return dev->impl->fd(); }
 
+int iwv_device_tx_blocked(iwv_device* dev) {
+    Device& d = *dev->impl;
+    Lock l(d.mu);
+    return d.any_tx_blocked() ? 1 : 0;
+}
+
 int iwv_progress(iwv_device* dev, int timeout_ms) {
     Device& d = *dev->impl;
     Lock l(d.mu);

@@ -189,6 +189,13 @@ int sctpm_watch_fd(sctpm_transport* t, int fd) {
     return 0;
 }
 
+int sctpm_add_busy(sctpm_transport* t, int (*busy)(void*), void* arg) {
+    if (!busy)
+        return -1;
+    t->impl->add_busy(busy, arg);
+    return 0;
+}
+
 int sctpm_sends_pending(const sctpm_transport* t) { return t->impl->sends_pending() ? 1 : 0; }
 
 int sctpm_peer_paths(sctpm_transport* t, sctpm_peer p, sctpm_path_info* out, int max) {

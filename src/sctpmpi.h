@@ -148,6 +148,10 @@ int sctpm_add_stage(sctpm_transport *t, const char *name, int (*fn)(void *arg), 
 /* Also wake sctpm_progress when fd becomes readable (e.g. an armed completion queue's event fd):
  * the stages then run. A stage must make the fd unreadable again (read it), or the wait spins. */
 int sctpm_watch_fd(sctpm_transport *t, int fd);
+/* While busy(arg) returns non-zero, a blocked sctpm_progress runs the stages every 50 us or so
+ * (as for its own blocked sends): for work that no fd announces, such as a send waiting for the
+ * peer's window to open. */
+int sctpm_add_busy(sctpm_transport *t, int (*busy)(void *arg), void *arg);
 /* 1 while sends are queued inside the transport. */
 int sctpm_sends_pending(const sctpm_transport *t);
 

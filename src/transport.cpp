@@ -193,6 +193,15 @@ void Transport::add_stage(const std::string& name, int (*fn)(void*), void* arg) 
     progress_.add_stage(name, [fn, arg] { return fn(arg); });
 }
 
+bool Transport::busy() const {
+    if (sends_pending())
+        return true;
+    for (const Busy& b : busy_)
+        if (b.fn(b.arg))
+            return true;
+    return false;
+}
+
 int Transport::progress(int64_t timeout_us) {
     constexpr uint32_t kRetryBlockedSendsUs = 50; // one-to-many sockets never signal writability
     std::function<void(bool)> on_block;
@@ -207,7 +216,7 @@ int Transport::progress(int64_t timeout_us) {
                 report_stall(idle);
             }
         };
-    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return sends_pending(); }, kRetryBlockedSendsUs, on_block,
+    int work = progress_.wait(timeout_us, s_.spin_us, [this] { return busy(); }, kRetryBlockedSendsUs, on_block,
                               on_idle);
     if (work) {
         last_work_us_ = now_us();

@@ -44,6 +44,7 @@ public:
     void wakeup() { progress_.wake(); }
     void add_stage(const std::string& name, int (*fn)(void*), void* arg);
     void watch_fd(int fd) { progress_.watch(fd); }
+    void add_busy(int (*fn)(void*), void* arg) { busy_.push_back({fn, arg}); }
     bool sends_pending() const { return !tx_ready_.empty(); }
 
     // Flush queued sends and shut every association down gracefully, bounded by timeout_ms.
@@ -116,6 +117,12 @@ private:
     PeerTable peers_;
     StreamMap map_;
     Progress progress_;
+    struct Busy {
+        int (*fn)(void*);
+        void* arg;
+    };
+    std::vector<Busy> busy_; // extra work to retry while blocked (sctpm_add_busy)
+    bool busy() const;       // own blocked sends, or an extra busy() says so
     sctpm_callbacks cb_;
     std::string hello_, card_;
     FrameLimits limits_;

@@ -22,6 +22,7 @@ typedef struct {
     MPI_Aint put_threshold; /* PUTs of at least this many bytes go by RDMA Write */
     MPI_Aint get_threshold; /* GETs of at least this many bytes go by RDMA Read */
     int connect_all;       /* connect to every window member at window creation, not on demand */
+    int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
 } MPIDI_CH3I_Hy_config_t;
 extern MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config;
 int MPIDI_CH3I_Hy_read_cvars(void);
@@ -32,6 +33,7 @@ typedef struct {
     iwv_pd *pd;
     iwv_cq *cq;
     struct iwv_mr *scratch;   /* target of the 1-byte fence Reads */
+    int fd;                   /* caller mode: the RNIC's work fd */
     char fence_byte[64];
     int windows;              /* live windows: the CQ stage runs only while > 0 or work is left */
     int in_flight;            /* RDMA operations not yet completed */

@@ -21,22 +21,25 @@ cvars:
     - name        : MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD
       category    : CH3_HYBRID
       type        : int
-      default     : 16384
+      default     : 524288
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         MPI_Put of at least this many bytes (contiguous, predefined type) goes by RDMA Write.
+        The default is where RDMA overtook the SCTP path on loopback (2026-11-24): an RDMA put
+        costs one round trip more (its header follows the placed data).
 
     - name        : MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD
       category    : CH3_HYBRID
       type        : int
-      default     : 16384
+      default     : 131072
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        MPI_Get of at least this many bytes (contiguous, predefined type) goes by RDMA Read.
+        MPI_Get of at least this many bytes (contiguous, predefined type) goes by RDMA Read
+        (default: about where RDMA overtook the SCTP path on loopback, 2026-11-24).
 
     - name        : MPIR_CVAR_CH3_HYBRID_CONNECT
       category    : CH3_HYBRID
@@ -49,11 +52,22 @@ cvars:
         when queue pairs connect: ondemand (at the first RDMA-sized operation to a peer, which
         itself still goes over SCTP) or all (to every window member at window creation).
 
+    - name        : MPIR_CVAR_CH3_HYBRID_PROGRESS
+      category    : CH3_HYBRID
+      type        : string
+      default     : caller
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        who runs the software RNIC: caller (MPI's progress engine, on the thread that waits in
+        MPI) or thread (a thread of its own, which also moves data while the process computes).
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 #include "mpidi_ch3_impl.h"
 
-MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 16384, 16384, 0 };
+MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 0 };
 
 int MPIDI_CH3I_Hy_read_cvars(void)
 {
@@ -71,6 +85,17 @@ int MPIDI_CH3I_Hy_read_cvars(void)
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
                                     "MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all");
+    }
+    if (MPIR_CVAR_CH3_HYBRID_PROGRESS == NULL || strcmp(MPIR_CVAR_CH3_HYBRID_PROGRESS, "caller") == 0)
+        MPIDI_CH3I_Hy_config.progress_thread = 0;
+    else if (strcmp(MPIR_CVAR_CH3_HYBRID_PROGRESS, "thread") == 0)
+        MPIDI_CH3I_Hy_config.progress_thread = 1;
+    else {
+        fprintf(stderr, "ch3:hybrid: MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread, not '%s'\n",
+                MPIR_CVAR_CH3_HYBRID_PROGRESS);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
+                                    "MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread");
     }
     if (MPIDI_CH3I_Hy_config.put_threshold < 1 || MPIDI_CH3I_Hy_config.get_threshold < 1) {
         fprintf(stderr, "ch3:hybrid: the RDMA thresholds must be at least 1 byte\n");

@@ -7,6 +7,7 @@
  * which does nothing while no window exists and no RDMA work is left; its event fd wakes a
  * blocked progress wait. */
 #include "mpidi_ch3_impl.h"
+#include <unistd.h>
 
 MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
 
@@ -260,6 +261,24 @@ static void on_event(struct iwv_event *ev)
     }
 }
 
+/* Caller mode: the RNIC runs here, on the MPI thread (its fd, written by usrsctp's upcalls,
+ * wakes a blocked progress wait; drained first, so that later upcalls signal again). */
+static int run_rnic(MPIDI_CH3I_Hy_rnic_t * r)
+{
+    uint64_t v;
+    if (MPIDI_CH3I_Hy_config.progress_thread)
+        return 0;
+    while (read(r->fd, &v, sizeof(v)) > 0) {
+    }
+    return iwv_progress(r->dev, 0);
+}
+
+static int rnic_busy(void *arg)
+{
+    MPIDI_CH3I_Hy_rnic_t *r = (MPIDI_CH3I_Hy_rnic_t *) arg;
+    return r->dev && (r->in_flight > 0 || r->windows > 0) && iwv_device_tx_blocked(r->dev);
+}
+
 static int cq_stage(void *arg)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
@@ -269,6 +288,7 @@ static int cq_stage(void *arg)
     (void) arg;
     if (!r->dev || (r->windows == 0 && r->in_flight == 0 && r->connecting == 0))
         return 0;
+    work += run_rnic(r);
     while (iwv_get_event(r->dev, &ev, 0) == 1) {
         on_event(&ev);
         work++;
@@ -300,7 +320,7 @@ int MPIDI_CH3I_Hy_open(void)
         return -1;
     r->failed = 1;
     iwv_device_attr_init(&attr);
-    attr.progress = IWV_PROGRESS_THREAD;
+    attr.progress = MPIDI_CH3I_Hy_config.progress_thread ? IWV_PROGRESS_THREAD : IWV_PROGRESS_CALLER;
     /* Where peers reach our transport, and with that interface's MTU (65000 on loopback rather
      * than the 1472 of the host's Ethernet interface that an unbound endpoint would take). */
     if (first_card_address(addr, sizeof(addr)) != 0) {
@@ -331,6 +351,11 @@ int MPIDI_CH3I_Hy_open(void)
     iwv_req_notify_cq(r->cq, 0);
     sctpm_add_stage(MPIDI_CH3I_sctp, "iwarp-cq", cq_stage, NULL);
     sctpm_watch_fd(MPIDI_CH3I_sctp, iwv_cq_fd(r->cq));
+    if (!MPIDI_CH3I_Hy_config.progress_thread) {
+        r->fd = iwv_device_fd(r->dev);
+        sctpm_watch_fd(MPIDI_CH3I_sctp, r->fd);
+        sctpm_add_busy(MPIDI_CH3I_sctp, rnic_busy, r);
+    }
     r->failed = 0;
     return 0;
 }
