@@ -265,12 +265,20 @@ static void on_event(struct iwv_event *ev)
  * wakes a blocked progress wait; drained first, so that later upcalls signal again). */
 static int run_rnic(MPIDI_CH3I_Hy_rnic_t * r)
 {
+    static unsigned rounds;
+    static int last_work;
     uint64_t v;
     if (MPIDI_CH3I_Hy_config.progress_thread)
         return 0;
-    while (read(r->fd, &v, sizeof(v)) > 0) {
+    /* Drain the fd before a round (an upcall after it writes it again), but only after a round
+     * that found work and now and then otherwise, not at every poll of the progress engine: it
+     * is a system call. Until drained, a readable fd only makes a blocked wait look again. */
+    if (last_work > 0 || ++rounds % 64 == 0) {
+        while (read(r->fd, &v, sizeof(v)) > 0) {
+        }
     }
-    return iwv_progress(r->dev, 0);
+    last_work = iwv_progress(r->dev, 0);
+    return last_work;
 }
 
 static int rnic_busy(void *arg)
