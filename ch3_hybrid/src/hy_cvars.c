@@ -69,39 +69,37 @@ cvars:
 
 MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 0 };
 
+static int bad_setting(const char *why, const char *value)
+{
+    fprintf(stderr, "ch3:hybrid: %s, not '%s'\n", why, value);
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__, MPI_ERR_OTHER,
+                                "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s", why);
+}
+
+/* A string CVAR with two values: 0 for `no` (or unset), 1 for `yes`, -1 for anything else. */
+static int choice(const char *value, const char *no, const char *yes)
+{
+    if (value == NULL || strcmp(value, no) == 0)
+        return 0;
+    return strcmp(value, yes) == 0 ? 1 : -1;
+}
+
 int MPIDI_CH3I_Hy_read_cvars(void)
 {
-    const char *connect = MPIR_CVAR_CH3_HYBRID_CONNECT;
-    MPIDI_CH3I_Hy_config.rdma = MPIR_CVAR_CH3_HYBRID_RDMA;
-    MPIDI_CH3I_Hy_config.put_threshold = MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD;
-    MPIDI_CH3I_Hy_config.get_threshold = MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD;
-    if (connect == NULL || strcmp(connect, "ondemand") == 0)
-        MPIDI_CH3I_Hy_config.connect_all = 0;
-    else if (strcmp(connect, "all") == 0)
-        MPIDI_CH3I_Hy_config.connect_all = 1;
-    else {
-        fprintf(stderr, "ch3:hybrid: MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all, not '%s'\n",
-                connect);
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
-                                    "MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all");
-    }
-    if (MPIR_CVAR_CH3_HYBRID_PROGRESS == NULL || strcmp(MPIR_CVAR_CH3_HYBRID_PROGRESS, "caller") == 0)
-        MPIDI_CH3I_Hy_config.progress_thread = 0;
-    else if (strcmp(MPIR_CVAR_CH3_HYBRID_PROGRESS, "thread") == 0)
-        MPIDI_CH3I_Hy_config.progress_thread = 1;
-    else {
-        fprintf(stderr, "ch3:hybrid: MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread, not '%s'\n",
-                MPIR_CVAR_CH3_HYBRID_PROGRESS);
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
-                                    "MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread");
-    }
-    if (MPIDI_CH3I_Hy_config.put_threshold < 1 || MPIDI_CH3I_Hy_config.get_threshold < 1) {
-        fprintf(stderr, "ch3:hybrid: the RDMA thresholds must be at least 1 byte\n");
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s",
-                                    "MPIR_CVAR_CH3_HYBRID_*_THRESHOLD must be at least 1");
+    MPIDI_CH3I_Hy_config_t *c = &MPIDI_CH3I_Hy_config;
+    char number[32];
+    c->rdma = MPIR_CVAR_CH3_HYBRID_RDMA;
+    c->put_threshold = MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD;
+    c->get_threshold = MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD;
+    c->connect_all = choice(MPIR_CVAR_CH3_HYBRID_CONNECT, "ondemand", "all");
+    if (c->connect_all < 0)
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all", MPIR_CVAR_CH3_HYBRID_CONNECT);
+    c->progress_thread = choice(MPIR_CVAR_CH3_HYBRID_PROGRESS, "caller", "thread");
+    if (c->progress_thread < 0)
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread", MPIR_CVAR_CH3_HYBRID_PROGRESS);
+    if (c->put_threshold < 1 || c->get_threshold < 1) {
+        snprintf(number, sizeof(number), "%ld", (long) (c->put_threshold < 1 ? c->put_threshold : c->get_threshold));
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD and _GET_THRESHOLD must be at least 1 (byte)", number);
     }
     return MPI_SUCCESS;
 }

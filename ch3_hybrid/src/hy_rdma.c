@@ -22,6 +22,22 @@ static int rdma_usable(MPIDI_VC_t * vc, size_t len, MPI_Aint threshold)
     return MPIDI_CH3I_Hy_qp_ready(vc);
 }
 
+/* A signaled RDMA Write or Read of one local piece to (stag, remote). */
+static struct iwv_send_wr rdma_wr(enum iwv_wr_opcode op, MPIDI_CH3I_Hy_held * h, struct iwv_sge *local,
+                                  const void *remote, uint32_t stag)
+{
+    struct iwv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = (uint64_t) (uintptr_t) h;
+    wr.opcode = op;
+    wr.sg_list = local;
+    wr.num_sge = 1;
+    wr.send_flags = IWV_SEND_SIGNALED;
+    wr.rdma.remote_addr = (uint64_t) (uintptr_t) remote;
+    wr.rdma.rkey = stag;
+    return wr;
+}
+
 static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void *pkt, void *buf,
                                         size_t len)
 {
@@ -94,22 +110,10 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
         struct iwv_sge fence = { (uint64_t) (uintptr_t) MPIDI_CH3I_Hy_rnic.fence_byte, 1,
             MPIDI_CH3I_Hy_rnic.scratch->lkey
         };
-        struct iwv_send_wr read = { 0 }, write = { 0 };
-        write.wr_id = read.wr_id = (uint64_t) (uintptr_t) h;
-        write.opcode = IWV_WR_RDMA_WRITE;
-        write.sg_list = &data;
-        write.num_sge = 1;
-        write.send_flags = IWV_SEND_SIGNALED;
-        write.rdma.remote_addr = (uint64_t) (uintptr_t) put->addr;
-        write.rdma.rkey = stag;
-        write.next = &read;
+        struct iwv_send_wr write = rdma_wr(IWV_WR_RDMA_WRITE, h, &data, put->addr, stag);
         /* Served only after the Write is placed: its completion says the data is there. */
-        read.opcode = IWV_WR_RDMA_READ;
-        read.sg_list = &fence;
-        read.num_sge = 1;
-        read.send_flags = IWV_SEND_SIGNALED;
-        read.rdma.remote_addr = write.rdma.remote_addr;
-        read.rdma.rkey = stag;
+        struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &fence, put->addr, stag);
+        write.next = &read;
         rc = post(vc, h, &write, 2);
     }
     if (rc == 0) {
@@ -162,14 +166,7 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n)
         return 0;
     {
         struct iwv_sge into = { (uint64_t) (uintptr_t) rreq->dev.user_buf, (uint32_t) len, h->mr->lkey };
-        struct iwv_send_wr read = { 0 };
-        read.wr_id = (uint64_t) (uintptr_t) h;
-        read.opcode = IWV_WR_RDMA_READ;
-        read.sg_list = &into;
-        read.num_sge = 1;
-        read.send_flags = IWV_SEND_SIGNALED;
-        read.rdma.remote_addr = (uint64_t) (uintptr_t) get->addr;
-        read.rdma.rkey = stag;
+        struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &into, get->addr, stag);
         rc = post(vc, h, &read, 1);
     }
     if (rc == 0) {
