@@ -1,6 +1,6 @@
 // A completion queue: a bounded FIFO of work completions, with libibverbs' notification model
 // (arm once, the event fd fires on the next matching completion). Not thread-safe by itself:
-// the device lock covers it, except for maybe_empty().
+// the device lock covers it, except for seems_empty().
 #pragma once
 #include "iwarp_verbs.h"
 

@@ -25,6 +25,7 @@ Progress::Progress() {
     efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (efd_ < 0)
         throw Error(std::string("eventfd failed: ") + std::strerror(errno));
+    polled_.push_back({efd_, POLLIN, 0});
 }
 
 Progress::~Progress() {
@@ -43,16 +44,9 @@ int Progress::run_once() {
     return work;
 }
 
-bool Progress::watched_ready() {
-    if (watched_.empty())
-        return false;
-    pollfd p[8];
-    nfds_t n = 0;
-    for (int fd : watched_)
-        if (n < 8)
-            p[n++] = {fd, POLLIN, 0};
-    return poll(p, n, 0) > 0;
-}
+void Progress::watch(int fd) { polled_.push_back({fd, POLLIN, 0}); }
+
+bool Progress::watched_ready() { return polled_.size() > 1 && poll(polled_.data() + 1, polled_.size() - 1, 0) > 0; }
 
 void Progress::signal() {
     activity_.fetch_add(1, std::memory_order_acq_rel);
@@ -118,12 +112,9 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         if (capped)
             wait_us = kLookAnywayUs;
         timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
-        std::vector<pollfd> p{{efd_, POLLIN, 0}};
-        for (int fd : watched_)
-            p.push_back({fd, POLLIN, 0});
         if (on_block)
             on_block(true);
-        const int ready = ppoll(p.data(), p.size(), &ts, nullptr);
+        const int ready = ppoll(polled_.data(), polled_.size(), &ts, nullptr);
         if (on_block)
             on_block(false);
         sleeping_.store(false, std::memory_order_release);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <poll.h>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ public:
     void add_stage(std::string name, Stage stage);
     // A further fd whose readability counts as activity (polled while spinning, waited on while
     // blocked): for work that an upcall does not announce, such as an iWARP completion queue.
-    void watch(int fd) { watched_.push_back(fd); }
+    void watch(int fd);
     int run_once();
 
     // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
@@ -46,7 +47,7 @@ private:
     };
     bool watched_ready(); // a watched fd is readable now
     std::vector<Named> stages_;
-    std::vector<int> watched_;
+    std::vector<pollfd> polled_; // the eventfd, then the watched fds (what a blocked wait polls)
     int efd_ = -1;
     std::atomic<uint64_t> activity_{0};
     std::atomic<bool> sleeping_{false};

@@ -37,7 +37,6 @@ typedef struct {
     char fence_byte[64];
     int windows;              /* live windows: the CQ stage runs only while > 0 or work is left */
     int in_flight;            /* RDMA operations not yet completed */
-    int connecting;           /* QPs between connect and established/failed */
     int failed;               /* the RNIC could not be opened: RDMA is off for this process */
     /* MPI_T counters (hy_pvars.c) */
     unsigned long long puts, gets;      /* operations whose data RDMA placed */
@@ -90,14 +89,15 @@ typedef struct MPIDI_CH3I_Hy_held {
     int n;
     struct iwv_mr *mr;           /* RDMA: the origin buffer's registration */
     int own_mr;                  /* registered for this transfer alone (else a region's) */
-    int pending;                 /* RDMA: completions still to come */
+    int pending;                 /* RDMA: completions still to come (always 0 for other kinds) */
     int failed;                  /* RDMA: one completed in error, so resend on the SCTP path */
 } MPIDI_CH3I_Hy_held;
 
-/* Hooks at the two send funnels of ch3_send.c: 1 if they took the send (result in *mpi_errno). */
+/* Hooks at the two send funnels of ch3_send.c: 1 if they took the send (result in *mpi_errno);
+ * 0 sends it on the plain path (the request hook may have cut it to its header: *n). */
 int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
                             int *mpi_errno);
-int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n,
+int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int *n,
                                int *mpi_errno);
 void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h);   /* append in issue order */
 int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc);  /* send what no longer waits; an mpi_errno */

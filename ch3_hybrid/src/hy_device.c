@@ -20,7 +20,6 @@ typedef struct hy_qp_entry {
     struct hy_qp_entry *next;
     iwv_qp *qp;
     MPIDI_VC_t *vc;
-    int connecting;
 } hy_qp_entry;
 static hy_qp_entry *qps = NULL;
 
@@ -31,7 +30,21 @@ static void complain(const char *what, const char *detail)
                 detail ? ": " : "", detail ? detail : "");
 }
 
-static int first_card_address(char *addr, size_t len);
+/* The first address of our transport's card ("sctpm1;udp=..;sctp=..;addr=a[,b...]"). */
+static int first_card_address(char *addr, size_t len)
+{
+    const char *a = strstr(sctpm_card(MPIDI_CH3I_sctp), "addr=");
+    size_t n;
+    if (!a)
+        return -1;
+    a += 5;
+    n = strcspn(a, ",;");
+    if (n == 0 || n >= len)
+        return -1;
+    memcpy(addr, a, n);
+    addr[n] = '\0';
+    return 0;
+}
 
 static hy_qp_entry *entry_of(iwv_qp * qp)
 {
@@ -41,7 +54,7 @@ static hy_qp_entry *entry_of(iwv_qp * qp)
     return NULL;
 }
 
-static iwv_qp *new_qp(MPIDI_VC_t * vc, int connecting)
+static iwv_qp *new_qp(MPIDI_VC_t * vc)
 {
     struct iwv_qp_init_attr attr;
     hy_qp_entry *e = MPL_calloc(1, sizeof(*e), MPL_MEM_OTHER);
@@ -62,20 +75,9 @@ static iwv_qp *new_qp(MPIDI_VC_t * vc, int connecting)
         return NULL;
     }
     e->vc = vc;
-    e->connecting = connecting;
-    if (connecting)
-        MPIDI_CH3I_Hy_rnic.connecting++;
     e->next = qps;
     qps = e;
     return e->qp;
-}
-
-static void not_connecting(hy_qp_entry * e)
-{
-    if (e->connecting) {
-        e->connecting = 0;
-        MPIDI_CH3I_Hy_rnic.connecting--;
-    }
 }
 
 static void destroy_qp(iwv_qp * qp)
@@ -83,7 +85,6 @@ static void destroy_qp(iwv_qp * qp)
     for (hy_qp_entry ** p = &qps; *p; p = &(*p)->next)
         if ((*p)->qp == qp) {
             hy_qp_entry *e = *p;
-            not_connecting(e);
             *p = e->next;
             MPL_free(e);
             break;
@@ -142,7 +143,7 @@ static void connect_to(MPIDI_VC_t * vc)
     iwv_qp *qp;
     vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;  /* unless the connect starts */
     len = identity(id, sizeof(id));
-    if (len < 0 || !(qp = new_qp(vc, 1)))
+    if (len < 0 || !(qp = new_qp(vc)))
         return;
     p = conn_param(id, len);
     if (iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) != 0) {
@@ -170,6 +171,14 @@ static void ask_for_connect(MPIDI_VC_t * vc)
     vc->ch.hy.state = MPIDI_CH3I_HY_QP_CONNECTING;
 }
 
+/* No QP yet, and all it takes to make one: the peer's contact, our RNIC, a process group to
+ * name ourselves by. */
+static int may_connect(MPIDI_VC_t * vc)
+{
+    return vc->ch.hy.state == MPIDI_CH3I_HY_QP_NONE && vc->ch.hy.contact_known && MPIDI_CH3I_Hy_rnic.dev
+        && vc->pg;
+}
+
 static int is_lower(MPIDI_VC_t * vc)
 {
     return we_are_lower(vc->pg_rank, (const char *) vc->pg->id);
@@ -177,12 +186,8 @@ static int is_lower(MPIDI_VC_t * vc)
 
 void MPIDI_CH3I_Hy_connect(MPIDI_VC_t * vc)
 {
-    if (vc->ch.hy.state != MPIDI_CH3I_HY_QP_NONE || !vc->ch.hy.contact_known || !MPIDI_CH3I_Hy_rnic.dev)
+    if (!may_connect(vc))
         return;
-    if (!vc->pg) {
-        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;      /* no identity to connect by */
-        return;
-    }
     if (is_lower(vc))
         connect_to(vc);
     else
@@ -195,8 +200,7 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
     (void) pkt, (void) data;
     *buflen = 0;
     *rreqp = NULL;
-    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_NONE && vc->ch.hy.contact_known && MPIDI_CH3I_Hy_rnic.dev
-        && vc->pg && is_lower(vc))
+    if (may_connect(vc) && is_lower(vc))
         connect_to(vc);
     return MPI_SUCCESS;
 }
@@ -214,7 +218,7 @@ static void on_connect_request(struct iwv_event *ev)
     struct iwv_conn_param p = conn_param(NULL, 0);
     iwv_qp *qp;
     /* Only the lower side connects; a second connect from it replaces nothing that works. */
-    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || !(qp = new_qp(vc, 0))) {
+    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || !(qp = new_qp(vc))) {
         iwv_reject(ev->request, NULL, 0);
         return;
     }
@@ -240,7 +244,6 @@ static void on_event(struct iwv_event *ev)
         return;
     switch (ev->type) {
         case IWV_EVENT_ESTABLISHED:
-            not_connecting(e);
             if (e->vc->ch.hy.qp == e->qp)
                 e->vc->ch.hy.state = MPIDI_CH3I_HY_QP_READY;
             break;
@@ -248,7 +251,6 @@ static void on_event(struct iwv_event *ev)
         case IWV_EVENT_UNREACHABLE:
         case IWV_EVENT_DISCONNECTED:
         case IWV_EVENT_QP_ERROR:
-            not_connecting(e);
             if (e->vc->ch.hy.qp == e->qp) {
                 if (ev->type != IWV_EVENT_REJECTED)
                     complain("a queue pair failed, one-sided traffic to that peer continues over SCTP",
@@ -294,7 +296,8 @@ static int cq_stage(void *arg)
     struct iwv_event ev;
     int work = 0, n;
     (void) arg;
-    if (!r->dev || (r->windows == 0 && r->in_flight == 0 && r->connecting == 0))
+    /* Connection events left over when the last window went wait for the next one. */
+    if (!r->dev || (r->windows == 0 && r->in_flight == 0))
         return 0;
     work += run_rnic(r);
     while (iwv_get_event(r->dev, &ev, 0) == 1) {
@@ -365,22 +368,6 @@ int MPIDI_CH3I_Hy_open(void)
         sctpm_add_busy(MPIDI_CH3I_sctp, rnic_busy, r);
     }
     r->failed = 0;
-    return 0;
-}
-
-/* The first address of our transport's card ("sctpm1;udp=..;sctp=..;addr=a[,b...]"). */
-static int first_card_address(char *addr, size_t len)
-{
-    const char *a = strstr(sctpm_card(MPIDI_CH3I_sctp), "addr=");
-    size_t n;
-    if (!a)
-        return -1;
-    a += 5;
-    n = strcspn(a, ",;");
-    if (n == 0 || n >= len)
-        return -1;
-    memcpy(addr, a, n);
-    addr[n] = '\0';
     return 0;
 }
 

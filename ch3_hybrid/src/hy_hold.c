@@ -4,11 +4,6 @@
  * RDMA-carried operation's header after its data. A peer with nothing in flight is not touched. */
 #include "mpidi_ch3_impl.h"
 
-static int is_rdma(const MPIDI_CH3I_Hy_held * h)
-{
-    return h->kind == MPIDI_CH3I_HY_HELD_RDMA_PUT || h->kind == MPIDI_CH3I_HY_HELD_RDMA_GET;
-}
-
 void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
     h->next = NULL;
@@ -20,12 +15,13 @@ void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
     vc->ch.hy.held_tail = h;
 }
 
-static int send_header(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt)
+/* A header, or a held copy: within the copy limit, so the transport copies it at once. */
+static int send_copied(MPIDI_VC_t * vc, void *buf, size_t len)
 {
-    struct iovec iov = { pkt, sizeof(*pkt) };
+    struct iovec iov = { buf, len };
     MPIR_Request *sreq = NULL;
     int mpi_errno = MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
-    MPIR_Assert(sreq == NULL);  /* a header alone is always copied */
+    MPIR_Assert(sreq == NULL);
     return mpi_errno;
 }
 
@@ -55,14 +51,10 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
     int mpi_errno = MPI_SUCCESS;
     switch (h->kind) {
-        case MPIDI_CH3I_HY_HELD_COPY:{
-                struct iovec iov = { h->buf, h->len };
-                MPIR_Request *sreq = NULL;
-                mpi_errno = MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
-                MPIR_Assert(sreq == NULL);      /* held copies are within the copy limit */
-                MPL_free(h->buf);
-                break;
-            }
+        case MPIDI_CH3I_HY_HELD_COPY:
+            mpi_errno = send_copied(vc, h->buf, h->len);
+            MPL_free(h->buf);
+            break;
         case MPIDI_CH3I_HY_HELD_REQUEST:
             mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, h->n);
             break;
@@ -71,7 +63,7 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             count(h);
             if (!h->failed) {
                 h->pkt.type = MPIDI_CH3_PKT_HY_PUT_PLACED;
-                mpi_errno = send_header(vc, &h->pkt);
+                mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
                 /* The origin buffer is free once the Write is placed. */
                 int err = MPID_Request_complete(h->sreq);
                 if (!mpi_errno)
@@ -94,7 +86,7 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
              * Read failed, as the plain GET that it answers with the data on SCTP). */
             if (!h->failed)
                 h->pkt.type = MPIDI_CH3_PKT_HY_GET_PLACED;
-            mpi_errno = send_header(vc, &h->pkt);
+            mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
             break;
     }
     return mpi_errno;
@@ -104,7 +96,7 @@ int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_CH3I_Hy_held *h;
-    while ((h = vc->ch.hy.held_head) != NULL && !(is_rdma(h) && h->pending > 0)) {
+    while ((h = vc->ch.hy.held_head) != NULL && h->pending == 0) {  /* 0 unless an RDMA transfer */
         vc->ch.hy.held_head = h->next;
         if (!h->next)
             vc->ch.hy.held_tail = NULL;
@@ -138,13 +130,36 @@ void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
         MPIDI_CH3I_pending_errno = mpi_errno;
 }
 
-/* Nothing in flight and nothing held: the plain ch3:sctp path. Otherwise keep the order. */
+static int no_memory(void)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__, MPI_ERR_OTHER,
+                                "**nomem", 0);
+}
+
+/* Hold a request whose header is in sreq->dev.pending_pkt and whose data is iov[1..n). */
+static int hold_request(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec *iov, int n)
+{
+    MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    if (!h)
+        return no_memory();
+    h->kind = MPIDI_CH3I_HY_HELD_REQUEST;
+    h->sreq = sreq;
+    for (int i = 1; i < n; i++)
+        h->iov[i] = iov[i];
+    h->n = n;
+    MPIDI_CH3I_Hy_hold(vc, h);
+    return MPI_SUCCESS;
+}
+
+/* Nothing in flight and nothing held: the plain ch3:sctp path. Otherwise keep the order; what
+ * the transport would copy is copied now, anything larger waits as a request. */
 int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
                             int *mpi_errno)
 {
     const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
     MPIDI_CH3I_Hy_held *h;
     size_t total = 0;
+    char *p;
     *mpi_errno = MPI_SUCCESS;
     *sreq_ptr = NULL;
     if (pkt->type == MPIDI_CH3_PKT_PUT && MPIDI_CH3I_Hy_try_put(vc, iov, n, sreq_ptr))
@@ -153,74 +168,49 @@ int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Requ
         return 1;
     if (!vc->ch.hy.held_head)
         return 0;
-    h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
-    if (!h)
-        goto nomem;
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (total <= MPIDI_CH3I_COPY_LIMIT) {
-        char *p = MPL_malloc(total, MPL_MEM_BUFFER);
-        if (!p) {
-            MPL_free(h);
-            goto nomem;
+    if (total > MPIDI_CH3I_COPY_LIMIT) {
+        MPIR_Request *sreq = MPIDI_CH3I_Send_request_create(pkt);
+        *mpi_errno = sreq ? hold_request(vc, sreq, iov, n) : no_memory();
+        if (!*mpi_errno)
+            *sreq_ptr = sreq;
+        else if (sreq) {
+            MPIR_Request_free(sreq);    /* both references */
+            MPIR_Request_free(sreq);
         }
-        h->kind = MPIDI_CH3I_HY_HELD_COPY;
-        h->buf = p;
-        h->len = total;
-        for (int i = 0; i < n; i++) {
-            memcpy(p, iov[i].iov_base, iov[i].iov_len);
-            p += iov[i].iov_len;
-        }
-    } else {
-        h->kind = MPIDI_CH3I_HY_HELD_REQUEST;
-        h->sreq = MPIDI_CH3I_Send_request_create(pkt);
-        if (!h->sreq) {
-            MPL_free(h);
-            goto nomem;
-        }
-        for (int i = 1; i < n; i++)
-            h->iov[i] = iov[i];
-        h->n = n;
-        *sreq_ptr = h->sreq;
+        return 1;
+    }
+    h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    p = h ? MPL_malloc(total, MPL_MEM_BUFFER) : NULL;
+    if (!p) {
+        MPL_free(h);
+        *mpi_errno = no_memory();
+        return 1;
+    }
+    h->kind = MPIDI_CH3I_HY_HELD_COPY;
+    h->buf = p;
+    h->len = total;
+    for (int i = 0; i < n; i++) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
     }
     MPIDI_CH3I_Hy_hold(vc, h);
-    return 1;
-  nomem:
-    *mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                      MPI_ERR_OTHER, "**nomem", 0);
     return 1;
 }
 
-int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n,
+int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int *n,
                                int *mpi_errno)
 {
-    MPIDI_CH3I_Hy_held *h;
-    int header_only = 0;
     *mpi_errno = MPI_SUCCESS;
     if (MPIDI_CH3I_Hy_answering_placed_get && sreq->dev.pending_pkt.type == MPIDI_CH3_PKT_GET_RESP
-        && n == 2) {
+        && *n == 2) {
         /* CH3's GET handler answers a GET whose data the origin already read: header only. */
         sreq->dev.pending_pkt.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
-        n = 1;
-        header_only = 1;
+        *n = 1;
     }
-    if (!vc->ch.hy.held_head) {
-        if (!header_only)
-            return 0;
-        *mpi_errno = MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
-        return 1;
-    }
-    h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
-    if (!h) {
-        *mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                          MPI_ERR_OTHER, "**nomem", 0);
-        return 1;
-    }
-    h->kind = MPIDI_CH3I_HY_HELD_REQUEST;
-    h->sreq = sreq;
-    for (int i = 1; i < n; i++)
-        h->iov[i] = iov[i];
-    h->n = n;
-    MPIDI_CH3I_Hy_hold(vc, h);
+    if (!vc->ch.hy.held_head)
+        return 0;
+    *mpi_errno = hold_request(vc, sreq, iov, *n);
     return 1;
 }

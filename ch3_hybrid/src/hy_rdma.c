@@ -15,7 +15,7 @@ static int rdma_usable(MPIDI_VC_t * vc, size_t len, MPI_Aint threshold)
 {
     if (!MPIDI_CH3I_Hy_config.rdma || len < (size_t) threshold || len > 0x7fffffffu)
         return 0;
-    if (MPIDI_CH3I_Hy_rnic.failed || !MPIDI_CH3I_Hy_rnic.dev)
+    if (!MPIDI_CH3I_Hy_rnic.dev)
         return 0;
     if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_NONE)
         MPIDI_CH3I_Hy_connect(vc);      /* on demand; this operation still takes SCTP */
@@ -66,16 +66,18 @@ static void drop_transfer(MPIDI_CH3I_Hy_held * h)
     MPL_free(h);
 }
 
-/* Post the chain; on success the transfer is held in issue order. 0 if the QP refused it. */
-static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr, int count)
+/* Post the chain and hold the transfer in issue order; 0 if the QP refused the first WR. If it
+ * refused a later one (a full queue), what went is awaited and the transfer then resent on SCTP. */
+static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr)
 {
     struct iwv_send_wr *bad = NULL;
-    h->pending = count;
     if (iwv_post_send(vc->ch.hy.qp, wr, &bad) != 0) {
-        if (bad != wr)  /* part of the chain went: it completes in error or not at all; keep it */
-            return -1;
-        return 0;
+        if (bad == wr)
+            return 0;
+        h->failed = 1;
     }
+    for (struct iwv_send_wr * w = wr; w && w != bad; w = w->next)
+        h->pending++;
     MPIDI_CH3I_Hy_rnic.in_flight++;
     MPIDI_CH3I_Hy_hold(vc, h);
     return 1;
@@ -114,21 +116,13 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
         /* Served only after the Write is placed: its completion says the data is there. */
         struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &fence, put->addr, stag);
         write.next = &read;
-        rc = post(vc, h, &write, 2);
+        rc = post(vc, h, &write);
     }
-    if (rc == 0) {
-        MPIR_Request_free(h->sreq);
+    if (!rc) {
+        MPIR_Request_free(h->sreq);     /* both references */
         MPIR_Request_free(h->sreq);
         drop_transfer(h);
         return 0;
-    }
-    if (rc < 0) {
-        /* The Write went but not the Read: hold it anyway, it fails over to SCTP when the QP
-         * reports the error (posting only fails on a broken or full queue). */
-        h->pending = 1;
-        h->failed = 1;
-        MPIDI_CH3I_Hy_rnic.in_flight++;
-        MPIDI_CH3I_Hy_hold(vc, h);
     }
     *sreq_ptr = h->sreq;
     return 1;
@@ -167,11 +161,9 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n)
     {
         struct iwv_sge into = { (uint64_t) (uintptr_t) rreq->dev.user_buf, (uint32_t) len, h->mr->lkey };
         struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &into, get->addr, stag);
-        rc = post(vc, h, &read, 1);
+        rc = post(vc, h, &read);
     }
-    if (rc == 0) {
+    if (!rc)
         drop_transfer(h);
-        return 0;
-    }
-    return 1;
+    return rc;
 }

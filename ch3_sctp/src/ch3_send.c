@@ -92,7 +92,7 @@ int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *
 {
 #ifdef MPIDI_CH3_HYBRID
     int mpi_errno;
-    if (MPIDI_CH3I_Hy_send_request(vc, sreq, iov, n, &mpi_errno))
+    if (MPIDI_CH3I_Hy_send_request(vc, sreq, iov, &n, &mpi_errno))
         return mpi_errno;
 #endif
     return MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
