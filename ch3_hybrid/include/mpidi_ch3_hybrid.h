@@ -3,14 +3,16 @@
  * One-sided data moves by RDMA over per-peer iWARP queue pairs; every CH3 packet still travels on
  * the SCTP path, in issue order. An RDMA PUT is an RDMA Write of the origin data into the target
  * window plus a 1-byte RDMA Read behind it (a Read Request is served only after the earlier Write
- * is placed, RFC 5040 §5.5, and our RNIC handles messages in DDP-SSN order); an RDMA GET is an
- * RDMA Read into the origin buffer. When the Read completes, the PUT's CH3 header goes out on
- * SCTP under a "placed" packet type and the target runs CH3's own handler with the data already
- * in place; a GET completes at the origin as CH3 completes an acknowledging GET response (the
- * target gets only a fence counter packet if the GET carried one, or the whole GET as "placed" if
- * it releases a lock). Sends issued to that peer meanwhile are held behind it (hy_hold.c), so every lock,
- * flush, fence and counter packet of CH3 still follows the data it covers, as with ch3:sctp
- * (am_flush_ordered stays 1). */
+ * is placed, RFC 5040 §5.5, and our RNIC handles messages in DDP-SSN order); when the Read
+ * completes, the PUT's CH3 header goes out on SCTP under a "placed" packet type and the target
+ * runs CH3's own handler with the data already in place. A GET is, by default, an RDMA Read into
+ * the origin buffer and completes at the origin as CH3 completes an acknowledging GET response
+ * (the target gets only a fence counter packet if the GET carried one, or the whole GET as
+ * "placed" if it releases a lock). In the thesis' variant (GET_MODE=write) the GET goes to the
+ * target with the origin buffer's STag, and the target answers with an RDMA Write, a fence Read
+ * and a header-only response, as the origin does for a PUT. Sends issued to that peer meanwhile
+ * are held behind each transfer (hy_hold.c), so every lock, flush, fence and counter packet of
+ * CH3 still follows the data it covers, as with ch3:sctp (am_flush_ordered stays 1). */
 #ifndef MPIDI_CH3_HYBRID_H_INCLUDED
 #define MPIDI_CH3_HYBRID_H_INCLUDED
 
@@ -20,7 +22,8 @@
 typedef struct {
     int rdma;              /* 0: everything on the SCTP path (for A/B runs) */
     MPI_Aint put_threshold; /* PUTs of at least this many bytes go by RDMA Write */
-    MPI_Aint get_threshold; /* GETs of at least this many bytes go by RDMA Read */
+    MPI_Aint get_threshold; /* GETs of at least this many bytes go by RDMA */
+    int get_write;         /* GETs are answered by the target's RDMA Write (else the origin's Read) */
     int connect_all;       /* connect to every window member at window creation, not on demand */
     int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
 } MPIDI_CH3I_Hy_config_t;
@@ -73,7 +76,8 @@ struct iwv_mr *MPIDI_CH3I_Hy_registered(const void *buf, size_t len); /* coverin
 typedef enum {
     MPIDI_CH3I_HY_HELD_COPY,     /* header and data copied into buf */
     MPIDI_CH3I_HY_HELD_REQUEST,  /* a request whose buffers stay valid until it completes */
-    MPIDI_CH3I_HY_HELD_RDMA_PUT, /* Write + fence Read posted; then PUT_PLACED, or the PUT on SCTP */
+    MPIDI_CH3I_HY_HELD_RDMA_WRITE, /* a PUT (origin) or GET response (target): Write + fence Read
+                                    * posted; then the header as `placed`, or all of it on SCTP */
     MPIDI_CH3I_HY_HELD_RDMA_GET  /* Read posted; then GET_PLACED, or the GET on SCTP */
 } MPIDI_CH3I_Hy_held_kind;
 
@@ -82,10 +86,11 @@ typedef struct MPIDI_CH3I_Hy_held {
     MPIDI_CH3I_Hy_held_kind kind;
     MPIDI_VC_t *vc;
     MPIDI_CH3_Pkt_t pkt;         /* RDMA kinds: the CH3 header to send once the data is placed */
+    MPIDI_CH3_Pkt_type_t placed; /* RDMA_WRITE: the header's type then (PUT_PLACED, GET_RESP_PLACED) */
     void *buf;                   /* COPY */
     size_t len;
-    MPIR_Request *sreq;          /* REQUEST; RDMA_PUT: the request CH3 waits on */
-    struct iovec iov[MPL_IOV_LIMIT + 1]; /* REQUEST: iov[1..n); RDMA_PUT: iov[1] is the data */
+    MPIR_Request *sreq;          /* REQUEST; RDMA_WRITE: the request CH3 waits on */
+    struct iovec iov[MPL_IOV_LIMIT + 1]; /* REQUEST: iov[1..n); RDMA_WRITE: iov[1] is the data */
     int n;
     struct iwv_mr *mr;           /* RDMA: the origin buffer's registration */
     int own_mr;                  /* registered for this transfer alone (else a region's) */
@@ -104,15 +109,29 @@ int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc);  /* send what no longer waits; an mp
 void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc);  /* a CQ entry of a held transfer */
 
 /* ---- RDMA operations (hy_rdma.c) ---- */
-/* Try to move this PUT or GET by RDMA; 1 if done (then held), 0 to send it on the SCTP path. */
+/* Try to move this PUT or GET by RDMA; 1 if taken (result in *mpi_errno), 0 to send it on the
+ * SCTP path. */
 int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr);
-int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n);
+int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, int *mpi_errno);
+/* At the target of a GET_WRITE: answer CH3's GET response (header in sreq->dev.pending_pkt, data
+ * iov[1]) by an RDMA Write to the origin's buffer; 1 if posted (then held), 0 to send it on SCTP. */
+int MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec *iov,
+                                   uint64_t origin_addr, uint32_t origin_stag);
+/* At the origin: the answer to GET_WRITE request `handle` came; drop its buffer's registration. */
+void MPIDI_CH3I_Hy_get_answered(MPI_Request handle);
 
 void MPIDI_CH3I_Hy_pvars_register(void); /* hy_pvars.c */
 
 /* ---- placed packets (hy_placed.c) ---- */
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table);
-extern int MPIDI_CH3I_Hy_answering_placed_get; /* inside CH3's GET handler for a GET_PLACED */
+/* What CH3's GET handler is answering while it runs for one of our packets: its response is
+ * header-only (GET_PLACED: the origin read the data) or goes by RDMA Write (GET_WRITE). */
+typedef struct {
+    enum { MPIDI_CH3I_HY_ANSWER_PLAIN = 0, MPIDI_CH3I_HY_ANSWER_PLACED, MPIDI_CH3I_HY_ANSWER_WRITE } how;
+    uint64_t origin_addr;
+    uint32_t origin_stag;
+} MPIDI_CH3I_Hy_answer_t;
+extern MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
 int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get); /* Read done, no lock to release */
 
 #endif /* MPIDI_CH3_HYBRID_H_INCLUDED */

@@ -30,13 +30,23 @@ typedef struct MPIDI_CH3I_Hy_vc {
 #define MPIDI_CH3I_HYBRID_VC_FIELDS MPIDI_CH3I_Hy_vc hy;
 
 /* A PUT, GET or GET response whose data RDMA already placed: the same packet under another type,
- * so the receiver runs CH3's handler without waiting for data bytes (hy_placed.c). CONNECT_ME:
- * "connect a queue pair to me" (hy_device.c). */
+ * so the receiver runs CH3's handler without waiting for data bytes (hy_placed.c). GET_WRITE: a
+ * GET to be answered by an RDMA Write into the origin buffer (MPIR_CVAR_CH3_HYBRID_GET_MODE=write).
+ * CONNECT_ME: "connect a queue pair to me" (hy_device.c). */
 #define MPIDI_CH3_PKT_ENUM                      \
     MPIDI_CH3_PKT_HY_PUT_PLACED,                \
     MPIDI_CH3_PKT_HY_GET_PLACED,                \
     MPIDI_CH3_PKT_HY_GET_RESP_PLACED,           \
+    MPIDI_CH3_PKT_HY_GET_WRITE,                 \
     MPIDI_CH3_PKT_HY_CONNECT_ME
+
+/* GET_WRITE: CH3's GET packet (type GET_WRITE) plus where the answer goes. */
+#define MPIDI_CH3_PKT_DECL                      \
+    struct {                                    \
+        MPIDI_CH3_Pkt_get_t get;                \
+        uint64_t origin_addr;                   \
+        uint32_t origin_stag;                   \
+    } hy_get_write;
 
 /* MPI_Alloc_mem memory is registered with the RNIC (hy_memory.c). */
 #define MPIDI_CH3I_HAS_ALLOC_MEM

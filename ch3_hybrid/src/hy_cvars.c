@@ -41,6 +41,18 @@ cvars:
         MPI_Get of at least this many bytes (contiguous, predefined type) goes by RDMA Read
         (default: about where RDMA overtook the SCTP path on loopback, 2026-11-24).
 
+    - name        : MPIR_CVAR_CH3_HYBRID_GET_MODE
+      category    : CH3_HYBRID
+      type        : string
+      default     : read
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        how an RDMA-sized MPI_Get moves: read (the origin's RDMA Read from the target window) or
+        write (the thesis' variant: the target RDMA-Writes into the origin buffer, then sends a
+        header-only response).
+
     - name        : MPIR_CVAR_CH3_HYBRID_CONNECT
       category    : CH3_HYBRID
       type        : string
@@ -67,7 +79,7 @@ cvars:
 */
 #include "mpidi_ch3_impl.h"
 
-MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 0 };
+MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 0, 0 };
 
 static int bad_setting(const char *why, const char *value)
 {
@@ -91,6 +103,9 @@ int MPIDI_CH3I_Hy_read_cvars(void)
     c->rdma = MPIR_CVAR_CH3_HYBRID_RDMA;
     c->put_threshold = MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD;
     c->get_threshold = MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD;
+    c->get_write = choice(MPIR_CVAR_CH3_HYBRID_GET_MODE, "read", "write");
+    if (c->get_write < 0)
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_GET_MODE must be read or write", MPIR_CVAR_CH3_HYBRID_GET_MODE);
     c->connect_all = choice(MPIR_CVAR_CH3_HYBRID_CONNECT, "ondemand", "all");
     if (c->connect_all < 0)
         return bad_setting("MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all", MPIR_CVAR_CH3_HYBRID_CONNECT);

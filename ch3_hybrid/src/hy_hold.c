@@ -39,7 +39,7 @@ static void count(const MPIDI_CH3I_Hy_held * h)
         r->fallbacks++;
         return;
     }
-    if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_PUT)
+    if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_WRITE && h->placed == MPIDI_CH3_PKT_HY_PUT_PLACED)
         r->puts++;
     else
         r->gets++;
@@ -58,19 +58,20 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
         case MPIDI_CH3I_HY_HELD_REQUEST:
             mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, h->n);
             break;
-        case MPIDI_CH3I_HY_HELD_RDMA_PUT:
+        case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
             deregister(h);
             count(h);
             if (!h->failed) {
-                h->pkt.type = MPIDI_CH3_PKT_HY_PUT_PLACED;
+                h->pkt.type = h->placed;
                 mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
-                /* The origin buffer is free once the Write is placed. */
-                int err = MPID_Request_complete(h->sreq);
+                /* The data buffer is free once the Write is placed. */
+                int err = MPIDI_CH3I_Request_sent(vc, h->sreq);
                 if (!mpi_errno)
                     mpi_errno = err;
             } else {
-                /* The RDMA path failed: the whole PUT goes on SCTP (overwriting whatever part
-                 * the Write placed with the same bytes); the request completes when it is sent. */
+                /* The RDMA path failed: the whole PUT or GET response goes on SCTP (overwriting
+                 * whatever part the Write placed with the same bytes); the request completes
+                 * when it is sent. */
                 memcpy(&h->sreq->dev.pending_pkt, &h->pkt, sizeof(h->pkt));
                 mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, 2);
             }
@@ -164,7 +165,7 @@ int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Requ
     *sreq_ptr = NULL;
     if (pkt->type == MPIDI_CH3_PKT_PUT && MPIDI_CH3I_Hy_try_put(vc, iov, n, sreq_ptr))
         return 1;
-    if (pkt->type == MPIDI_CH3_PKT_GET && MPIDI_CH3I_Hy_try_get(vc, iov, n))
+    if (pkt->type == MPIDI_CH3_PKT_GET && MPIDI_CH3I_Hy_try_get(vc, iov, n, mpi_errno))
         return 1;
     if (!vc->ch.hy.held_head)
         return 0;
@@ -202,12 +203,19 @@ int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Requ
 int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int *n,
                                int *mpi_errno)
 {
+    const MPIDI_CH3I_Hy_answer_t *a = &MPIDI_CH3I_Hy_answer;
     *mpi_errno = MPI_SUCCESS;
-    if (MPIDI_CH3I_Hy_answering_placed_get && sreq->dev.pending_pkt.type == MPIDI_CH3_PKT_GET_RESP
+    if (a->how != MPIDI_CH3I_HY_ANSWER_PLAIN && sreq->dev.pending_pkt.type == MPIDI_CH3_PKT_GET_RESP
         && *n == 2) {
-        /* CH3's GET handler answers a GET whose data the origin already read: header only. */
-        sreq->dev.pending_pkt.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
-        *n = 1;
+        /* CH3's GET handler answers a GET_PLACED, whose data the origin already read: header
+         * only; or a GET_WRITE: the data by RDMA Write, then the header (or both on SCTP). */
+        if (a->how == MPIDI_CH3I_HY_ANSWER_WRITE &&
+            MPIDI_CH3I_Hy_try_write_answer(vc, sreq, iov, a->origin_addr, a->origin_stag))
+            return 1;
+        if (a->how == MPIDI_CH3I_HY_ANSWER_PLACED) {
+            sreq->dev.pending_pkt.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
+            *n = 1;
+        }
     }
     if (!vc->ch.hy.held_head)
         return 0;

@@ -1,10 +1,11 @@
 /* ch3:hybrid: packets whose data RDMA already placed. Each is a CH3 PUT, GET or GET response under
  * a channel type; its handler runs CH3's own handler for the original type with no data bytes,
  * then finishes the request at once instead of waiting for bytes from the wire. All of CH3's
- * flag, lock, acknowledgement and counter logic runs as it does for data that came on SCTP. */
+ * flag, lock, acknowledgement and counter logic runs as it does for data that came on SCTP.
+ * GET_WRITE, a GET to answer by RDMA Write, also runs CH3's GET handler. */
 #include "mpidi_ch3_impl.h"
 
-int MPIDI_CH3I_Hy_answering_placed_get = 0;
+MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
 
 /* The request CH3's handler set up to receive into: its data is there already. */
 static int data_already_placed(MPIDI_VC_t * vc, MPIR_Request * rreq)
@@ -19,8 +20,9 @@ static int data_already_placed(MPIDI_VC_t * vc, MPIR_Request * rreq)
     return mpi_errno;
 }
 
+/* Run CH3's handler for `type` on pkt, which carries no data; a GET's answer goes as `answer` says. */
 static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt,
-                  intptr_t * buflen, MPIR_Request ** rreqp)
+                  intptr_t * buflen, MPIR_Request ** rreqp, MPIDI_CH3I_Hy_answer_t answer)
 {
     MPIDI_CH3_PktHandler_Fcn *handler = NULL;
     MPIR_Request *rreq = NULL;
@@ -40,10 +42,9 @@ static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * 
     pkt->type = type;
     *buflen = 0;        /* the packet carries no data */
     *rreqp = NULL;
-    if (type == MPIDI_CH3_PKT_GET)
-        MPIDI_CH3I_Hy_answering_placed_get = 1;
+    MPIDI_CH3I_Hy_answer = answer;
     mpi_errno = handler(vc, pkt, NULL, &none, &rreq);
-    MPIDI_CH3I_Hy_answering_placed_get = 0;
+    MPIDI_CH3I_Hy_answer.how = MPIDI_CH3I_HY_ANSWER_PLAIN;
     if (!mpi_errno && rreq)
         mpi_errno = data_already_placed(vc, rreq);
     return mpi_errno;
@@ -52,22 +53,46 @@ static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * 
 static int put_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                       MPIR_Request ** rreqp)
 {
+    MPIDI_CH3I_Hy_answer_t plain = { MPIDI_CH3I_HY_ANSWER_PLAIN, 0, 0 };
     (void) data;
-    return run_as(MPIDI_CH3_PKT_PUT, vc, pkt, buflen, rreqp);
+    return run_as(MPIDI_CH3_PKT_PUT, vc, pkt, buflen, rreqp, plain);
 }
 
 static int get_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                       MPIR_Request ** rreqp)
 {
+    MPIDI_CH3I_Hy_answer_t placed = { MPIDI_CH3I_HY_ANSWER_PLACED, 0, 0 };
     (void) data;
-    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp);
+    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, placed);
+}
+
+/* The pkt->get part of a GET_WRITE is CH3's GET packet as the origin issued it. */
+static int get_write(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                     MPIR_Request ** rreqp)
+{
+    MPIDI_CH3I_Hy_answer_t write = { MPIDI_CH3I_HY_ANSWER_WRITE, pkt->hy_get_write.origin_addr,
+        pkt->hy_get_write.origin_stag
+    };
+    (void) data;
+    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, write);
+}
+
+/* The answer to a GET_WRITE whose Write could not go (the plain GET response, data on SCTP), or
+ * to any other GET. */
+static int get_resp(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                    MPIR_Request ** rreqp)
+{
+    MPIDI_CH3I_Hy_get_answered(pkt->get_resp.request_handle);
+    return MPIDI_CH3_PktHandler_GetResp(vc, pkt, data, buflen, rreqp);
 }
 
 static int get_resp_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                            MPIR_Request ** rreqp)
 {
+    MPIDI_CH3I_Hy_answer_t plain = { MPIDI_CH3I_HY_ANSWER_PLAIN, 0, 0 };
     (void) data;
-    return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp);
+    MPIDI_CH3I_Hy_get_answered(pkt->get_resp.request_handle);
+    return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp, plain);
 }
 
 /* The rank of vc in the window's communicator. */
@@ -127,5 +152,7 @@ void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
     table[MPIDI_CH3_PKT_HY_PUT_PLACED] = put_placed;
     table[MPIDI_CH3_PKT_HY_GET_PLACED] = get_placed;
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;
+    table[MPIDI_CH3_PKT_HY_GET_WRITE] = get_write;
+    table[MPIDI_CH3_PKT_GET_RESP] = get_resp;
     table[MPIDI_CH3_PKT_HY_CONNECT_ME] = MPIDI_CH3I_Hy_pkt_connect_me;
 }

@@ -1,5 +1,6 @@
-/* ch3:hybrid: PUT by RDMA Write and GET by RDMA Read, at the origin. Only operations CH3 issues
- * through its fast path qualify: contiguous data of a predefined type, a target window with an
+/* ch3:hybrid: PUT by RDMA Write and GET by RDMA Read (or, in the thesis' variant, by the target's
+ * RDMA Write), at the origin; and that Write at the target. Only operations CH3 issues through its
+ * fast path qualify: contiguous data of a predefined type, a target window with an
  * STag, at least the threshold, and no lock request piggybacked (a target may queue such an
  * operation until the lock is free, and RDMA would not wait). Anything else returns 0 and takes
  * the SCTP path, which stays correct for every operation. */
@@ -38,6 +39,22 @@ static struct iwv_send_wr rdma_wr(enum iwv_wr_opcode op, MPIDI_CH3I_Hy_held * h,
     return wr;
 }
 
+/* Registered-memory access an origin buffer needs: local for our own Write or Read; remote too
+ * when the target writes into it and reads its fence byte (GET_WRITE). */
+#define LOCAL_ONLY IWV_ACCESS_LOCAL_WRITE
+#define REMOTE_TOO (IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ)
+
+/* buf's registration: a region's (which grants REMOTE_TOO), or its own (*own = 1); NULL if none. */
+static struct iwv_mr *registration(void *buf, size_t len, int access, int *own)
+{
+    struct iwv_mr *mr = MPIDI_CH3I_Hy_registered(buf, len);
+    *own = 0;
+    if (mr)
+        return mr;
+    *own = 1;
+    return iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, buf, len, access);
+}
+
 static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void *pkt, void *buf,
                                         size_t len)
 {
@@ -47,11 +64,7 @@ static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void
     h->kind = kind;
     h->len = len;
     memcpy(&h->pkt, pkt, sizeof(h->pkt));
-    h->mr = MPIDI_CH3I_Hy_registered(buf, len);
-    if (!h->mr) {
-        h->mr = iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, buf, len, IWV_ACCESS_LOCAL_WRITE);
-        h->own_mr = 1;
-    }
+    h->mr = registration(buf, len, LOCAL_ONLY, &h->own_mr);
     if (!h->mr) {
         MPL_free(h);
         return NULL;
@@ -83,6 +96,22 @@ static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr)
     return 1;
 }
 
+/* The data of h->iov[1] into (stag, remote), then a 1-byte Read of its start into the scratch
+ * byte: served only after the Write is placed, so its completion says the data is there. */
+static int post_write(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, const void *remote, uint32_t stag)
+{
+    struct iwv_sge data = { (uint64_t) (uintptr_t) h->iov[1].iov_base, (uint32_t) h->iov[1].iov_len,
+        h->mr->lkey
+    };
+    struct iwv_sge fence = { (uint64_t) (uintptr_t) MPIDI_CH3I_Hy_rnic.fence_byte, 1,
+        MPIDI_CH3I_Hy_rnic.scratch->lkey
+    };
+    struct iwv_send_wr write = rdma_wr(IWV_WR_RDMA_WRITE, h, &data, remote, stag);
+    struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &fence, remote, stag);
+    write.next = &read;
+    return post(vc, h, &write);
+}
+
 int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
     const MPIDI_CH3_Pkt_put_t *put = &((const MPIDI_CH3_Pkt_t *) iov[0].iov_base)->put;
@@ -95,29 +124,18 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
     stag = MPIDI_CH3I_Hy_stag_for(vc, put->target_win_handle, put->addr, iov[1].iov_len);
     if (!stag)
         return 0;
-    h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_PUT, put, iov[1].iov_base, iov[1].iov_len);
+    h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_WRITE, put, iov[1].iov_base, iov[1].iov_len);
     if (!h)
         return 0;
+    h->placed = MPIDI_CH3_PKT_HY_PUT_PLACED;
     h->sreq = MPIDI_CH3I_Send_request_create(put);
     if (!h->sreq) {
         drop_transfer(h);
         return 0;
     }
-    h->iov[1] = iov[1];         /* for a resend on SCTP if the Write fails */
+    h->iov[1] = iov[1];         /* also for a resend on SCTP if the Write fails */
     h->n = 2;
-    {
-        struct iwv_sge data = { (uint64_t) (uintptr_t) iov[1].iov_base, (uint32_t) iov[1].iov_len,
-            h->mr->lkey
-        };
-        struct iwv_sge fence = { (uint64_t) (uintptr_t) MPIDI_CH3I_Hy_rnic.fence_byte, 1,
-            MPIDI_CH3I_Hy_rnic.scratch->lkey
-        };
-        struct iwv_send_wr write = rdma_wr(IWV_WR_RDMA_WRITE, h, &data, put->addr, stag);
-        /* Served only after the Write is placed: its completion says the data is there. */
-        struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &fence, put->addr, stag);
-        write.next = &read;
-        rc = post(vc, h, &write);
-    }
+    rc = post_write(vc, h, put->addr, stag);
     if (!rc) {
         MPIR_Request_free(h->sreq);     /* both references */
         MPIR_Request_free(h->sreq);
@@ -128,7 +146,61 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
     return 1;
 }
 
-int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n)
+/* Origin buffers of GET_WRITEs registered for that GET alone, until its answer comes. */
+typedef struct hy_get_buffer {
+    struct hy_get_buffer *next;
+    MPI_Request handle;
+    struct iwv_mr *mr;
+} hy_get_buffer;
+static hy_get_buffer *get_buffers = NULL;
+
+void MPIDI_CH3I_Hy_get_answered(MPI_Request handle)
+{
+    for (hy_get_buffer ** p = &get_buffers; *p; p = &(*p)->next)
+        if ((*p)->handle == handle) {
+            hy_get_buffer *done = *p;
+            *p = done->next;
+            iwv_dereg_mr(done->mr);
+            MPL_free(done);
+            return;
+        }
+}
+
+/* Send the GET to the target as GET_WRITE, with the origin buffer's STag, in issue order. */
+static int ask_for_write(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_get_t * get, void *buf, size_t len,
+                         int *mpi_errno)
+{
+    MPIDI_CH3_Pkt_t pkt;
+    struct iovec iov = { &pkt, sizeof(pkt) };
+    MPIR_Request *none = NULL;
+    hy_get_buffer *kept = NULL;
+    int own;
+    struct iwv_mr *mr = registration(buf, len, REMOTE_TOO, &own);
+    if (!mr)
+        return 0;
+    if (own) {
+        kept = (hy_get_buffer *) MPL_malloc(sizeof(*kept), MPL_MEM_RMA);
+        if (!kept) {
+            iwv_dereg_mr(mr);
+            return 0;
+        }
+        kept->handle = get->request_handle;
+        kept->mr = mr;
+        kept->next = get_buffers;
+        get_buffers = kept;
+    }
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.hy_get_write.get = *get;
+    pkt.hy_get_write.get.type = MPIDI_CH3_PKT_HY_GET_WRITE;
+    pkt.hy_get_write.origin_addr = (uint64_t) (uintptr_t) buf;
+    pkt.hy_get_write.origin_stag = mr->rkey;
+    if (!MPIDI_CH3I_Hy_start_msg(vc, &iov, 1, &none, mpi_errno))
+        *mpi_errno = MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &none);
+    MPIR_Assert(none == NULL);  /* a header is always copied */
+    return 1;
+}
+
+int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, int *mpi_errno)
 {
     const MPIDI_CH3_Pkt_get_t *get = &((const MPIDI_CH3_Pkt_t *) iov[0].iov_base)->get;
     MPIR_Request *rreq;
@@ -136,6 +208,7 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n)
     MPIDI_CH3I_Hy_held *h;
     uint32_t stag;
     int rc;
+    *mpi_errno = MPI_SUCCESS;
     if (n != 1 || lock_requested(get->pkt_flags) || (get->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_IMMED_RESP)
         || !MPIR_DATATYPE_IS_PREDEFINED(get->datatype))
         return 0;
@@ -155,6 +228,8 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n)
     stag = MPIDI_CH3I_Hy_stag_for(vc, get->target_win_handle, get->addr, (size_t) len);
     if (!stag)
         return 0;
+    if (MPIDI_CH3I_Hy_config.get_write)
+        return ask_for_write(vc, get, rreq->dev.user_buf, (size_t) len, mpi_errno);
     h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_GET, get, rreq->dev.user_buf, (size_t) len);
     if (!h)
         return 0;
@@ -166,4 +241,25 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n)
     if (!rc)
         drop_transfer(h);
     return rc;
+}
+
+int MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec *iov,
+                                   uint64_t origin_addr, uint32_t origin_stag)
+{
+    MPIDI_CH3I_Hy_held *h;
+    if (!MPIDI_CH3I_Hy_config.rdma || iov[1].iov_len > 0x7fffffffu || !MPIDI_CH3I_Hy_qp_ready(vc))
+        return 0;
+    h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_WRITE, &sreq->dev.pending_pkt, iov[1].iov_base,
+                     iov[1].iov_len);
+    if (!h)
+        return 0;
+    h->placed = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
+    h->sreq = sreq;
+    h->iov[1] = iov[1];
+    h->n = 2;
+    if (!post_write(vc, h, (const void *) (uintptr_t) origin_addr, origin_stag)) {
+        drop_transfer(h);
+        return 0;
+    }
+    return 1;
 }

@@ -31,6 +31,8 @@ int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *
 int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
 int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr);
 MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt); /* for a caller-buffered message */
+/* The request's data left by other means (ch3:hybrid's RDMA): finish it as a sent request. */
+int MPIDI_CH3I_Request_sent(MPIDI_VC_t * vc, MPIR_Request * sreq);
 #define MPIDI_CH3I_COPY_LIMIT (256 * 1024) /* messages up to this size are copied when they cannot leave */
 void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);

@@ -73,6 +73,12 @@ static int request_sent(MPIR_Request * sreq)
     }
 }
 
+int MPIDI_CH3I_Request_sent(MPIDI_VC_t * vc, MPIR_Request * sreq)
+{
+    sreq->ch.vc = vc;
+    return request_sent(sreq);
+}
+
 void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
 {
     MPIR_Request *sreq = (MPIR_Request *) cookie;
