@@ -1,7 +1,8 @@
-/* ch3:hybrid MPI_T performance variables: how much one-sided data RDMA moved in this process (as
- * origin), so that a user, a test or a benchmark can tell the RDMA path from the SCTP one.
+/* ch3:hybrid MPI_T performance variables: how much one-sided data this process's RNIC moved (as
+ * origin, or as the target answering a GET_MODE=write GET), so that a user, a test or a benchmark
+ * can tell the RDMA path from the SCTP one.
  *   ch3_hybrid_rdma_puts       COUNTER: MPI_Put operations whose data an RDMA Write placed
- *   ch3_hybrid_rdma_gets       COUNTER: MPI_Get operations whose data an RDMA Read fetched
+ *   ch3_hybrid_rdma_gets       COUNTER: MPI_Get operations whose data an RDMA Read (or Write) moved
  *   ch3_hybrid_rdma_bytes      COUNTER: the data of both
  *   ch3_hybrid_rdma_fallbacks  COUNTER: RDMA operations that failed and were sent over SCTP */
 #include "mpidi_ch3_impl.h"
@@ -18,7 +19,7 @@ void MPIDI_CH3I_Hy_pvars_register(void)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
     counter("ch3_hybrid_rdma_puts", &r->puts, "MPI_Put operations whose data an RDMA Write placed");
-    counter("ch3_hybrid_rdma_gets", &r->gets, "MPI_Get operations whose data an RDMA Read fetched");
+    counter("ch3_hybrid_rdma_gets", &r->gets, "MPI_Get operations whose data an RDMA Read (or, GET_MODE=write, Write) moved");
     counter("ch3_hybrid_rdma_bytes", &r->bytes, "bytes of one-sided data moved by RDMA");
     counter("ch3_hybrid_rdma_fallbacks", &r->fallbacks,
             "RDMA operations that failed and were sent over SCTP instead");
