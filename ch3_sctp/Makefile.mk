@@ -18,6 +18,7 @@ mpi_core_sources += \
     src/mpid/ch3/channels/sctp/src/ch3_progress.c \
     src/mpid/ch3/channels/sctp/src/ch3_pvars.c \
     src/mpid/ch3/channels/sctp/src/ch3_recv.c \
+    src/mpid/ch3/channels/sctp/src/ch3_rma_failure.c \
     src/mpid/ch3/channels/sctp/src/ch3_send.c \
     src/mpid/ch3/channels/sctp/src/ch3_win_fns.c
 

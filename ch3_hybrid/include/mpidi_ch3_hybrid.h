@@ -96,6 +96,7 @@ typedef struct MPIDI_CH3I_Hy_held {
     int own_mr;                  /* registered for this transfer alone (else a region's) */
     int pending;                 /* RDMA: completions still to come (always 0 for other kinds) */
     int failed;                  /* RDMA: one completed in error, so resend on the SCTP path */
+    int abandoned;               /* RDMA: its peer was lost; only its completions are awaited */
 } MPIDI_CH3I_Hy_held;
 
 /* Hooks at the two send funnels of ch3_send.c: 1 if they took the send (result in *mpi_errno);
@@ -107,6 +108,7 @@ int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iove
 void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h);   /* append in issue order */
 int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc);  /* send what no longer waits; an mpi_errno */
 void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc);  /* a CQ entry of a held transfer */
+void MPIDI_CH3I_Hy_vc_lost(MPIDI_VC_t * vc, int mpi_errno); /* fail and drop what it holds */
 
 /* ---- RDMA operations (hy_rdma.c) ---- */
 /* Try to move this PUT or GET by RDMA; 1 if taken (result in *mpi_errno), 0 to send it on the

@@ -113,6 +113,14 @@ void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
 {
     MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) (uintptr_t) wc->wr_id;
     MPIDI_VC_t *vc = h->vc;
+    if (h->abandoned) {
+        if (--h->pending == 0) {
+            MPIDI_CH3I_Hy_rnic.in_flight--;
+            deregister(h);
+            MPL_free(h);
+        }
+        return;
+    }
     if (wc->status != IWV_WC_SUCCESS) {
         h->failed = 1;
         if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY) {
@@ -129,6 +137,38 @@ void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
     int mpi_errno = MPIDI_CH3I_Hy_release(vc);
     if (mpi_errno && !MPIDI_CH3I_pending_errno)
         MPIDI_CH3I_pending_errno = mpi_errno;
+}
+
+/* The peer is gone: what waits for it fails now (a GET's request is failed with the others that
+ * wait for this peer's answers, ch3_rma_failure.c); transfers still on the QP stay allocated,
+ * abandoned, until their completions come. */
+void MPIDI_CH3I_Hy_vc_lost(MPIDI_VC_t * vc, int mpi_errno)
+{
+    MPIDI_CH3I_Hy_held *h = vc->ch.hy.held_head;
+    vc->ch.hy.held_head = vc->ch.hy.held_tail = NULL;
+    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING)
+        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+    while (h) {
+        MPIDI_CH3I_Hy_held *next = h->next;
+        switch (h->kind) {
+            case MPIDI_CH3I_HY_HELD_COPY:
+                MPL_free(h->buf);
+                break;
+            case MPIDI_CH3I_HY_HELD_REQUEST:
+            case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
+                MPIDI_CH3I_Complete_with_error(h->sreq, mpi_errno);
+                break;
+            case MPIDI_CH3I_HY_HELD_RDMA_GET:
+                break;
+        }
+        if (h->pending > 0)
+            h->abandoned = 1;
+        else {
+            deregister(h);
+            MPL_free(h);
+        }
+        h = next;
+    }
 }
 
 static int no_memory(void)

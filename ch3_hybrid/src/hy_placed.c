@@ -78,12 +78,13 @@ static int get_write(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_
 }
 
 /* The answer to a GET_WRITE whose Write could not go (the plain GET response, data on SCTP), or
- * to any other GET. */
+ * to any other GET: the handler it replaced runs it. */
+static MPIDI_CH3_PktHandler_Fcn *plain_get_resp;
 static int get_resp(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                     MPIR_Request ** rreqp)
 {
     MPIDI_CH3I_Hy_get_answered(pkt->get_resp.request_handle);
-    return MPIDI_CH3_PktHandler_GetResp(vc, pkt, data, buflen, rreqp);
+    return plain_get_resp(vc, pkt, data, buflen, rreqp);
 }
 
 static int get_resp_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
@@ -92,20 +93,8 @@ static int get_resp_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, i
     MPIDI_CH3I_Hy_answer_t plain = { MPIDI_CH3I_HY_ANSWER_PLAIN, 0, 0 };
     (void) data;
     MPIDI_CH3I_Hy_get_answered(pkt->get_resp.request_handle);
+    MPIDI_CH3I_Rma_answered(vc, pkt->get_resp.request_handle);
     return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp, plain);
-}
-
-/* The rank of vc in the window's communicator. */
-static int rank_in(MPIR_Win * win_ptr, MPIDI_VC_t * vc)
-{
-    MPIR_Comm *comm = win_ptr->comm_ptr;
-    for (int i = 0; i < comm->local_size; i++) {
-        MPIDI_VC_t *v;
-        MPIDI_Comm_get_vc(comm, i, &v);
-        if (v == vc)
-            return i;
-    }
-    return -1;
 }
 
 /* An RDMA Read fetched a GET's data and the GET asks the target for nothing but its flush
@@ -129,7 +118,7 @@ int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get)
     resp.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
     resp.get_resp.request_handle = g->request_handle;
     resp.get_resp.pkt_flags = (g->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
-    resp.get_resp.target_rank = rank_in(win_ptr, vc);
+    resp.get_resp.target_rank = MPIDI_CH3I_Win_rank_of(win_ptr, vc);
     MPIR_Assert(resp.get_resp.target_rank >= 0);
     mpi_errno = get_resp_placed(vc, &resp, NULL, &buflen, &unused);
     if (mpi_errno || !(g->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER))
@@ -153,6 +142,7 @@ void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
     table[MPIDI_CH3_PKT_HY_GET_PLACED] = get_placed;
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;
     table[MPIDI_CH3_PKT_HY_GET_WRITE] = get_write;
+    plain_get_resp = table[MPIDI_CH3_PKT_GET_RESP];
     table[MPIDI_CH3_PKT_GET_RESP] = get_resp;
     table[MPIDI_CH3_PKT_HY_CONNECT_ME] = MPIDI_CH3I_Hy_pkt_connect_me;
 }

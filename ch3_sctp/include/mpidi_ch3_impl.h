@@ -38,6 +38,19 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);
 int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc);
 
+/* ch3_rma_failure.c: one-sided operations with a peer that died. */
+MPI_Request MPIDI_CH3I_Rma_awaited(const MPIDI_CH3_Pkt_t * pkt); /* the request it asks an answer for */
+void MPIDI_CH3I_Rma_await(MPIDI_VC_t * vc, MPI_Request handle);   /* that packet went */
+void MPIDI_CH3I_Rma_answered(MPIDI_VC_t * vc, MPI_Request handle);      /* a response arrived */
+void MPIDI_CH3I_Rma_wrap_handlers(MPIDI_CH3_PktHandler_Fcn ** table);
+/* The peer is lost: fail what waits for it; 1 if something did. */
+int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno);
+void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc); /* to a lost peer: drop the answer CH3 counted on */
+void MPIDI_CH3I_Rma_vc_destroy(MPIDI_VC_t * vc);
+/* Complete a request with an error, and the MPI_Rput/MPI_Rget request it stands for. */
+void MPIDI_CH3I_Complete_with_error(MPIR_Request * req, int mpi_errno);
+int MPIDI_CH3I_Win_rank_of(MPIR_Win * win_ptr, MPIDI_VC_t * vc); /* vc's rank in the window, or -1 */
+
 /* ch3_recv.c: receive callbacks. */
 size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const void *head,
                              size_t head_len, void **msg);

@@ -25,6 +25,8 @@ typedef struct MPIDI_CH3I_VC {
     struct MPIR_Request *recv_active; /* request whose iov takes the next bytes from this VC */
     size_t recv_filled;               /* bytes of recv_active's current iov already filled */
     int port_name_tag;                /* accept side of connect/accept: the port's tag */
+    MPI_Request *awaiting;            /* RMA requests waiting for this peer's response */
+    int awaiting_n, awaiting_cap;     /* (ch3_rma_failure.c) */
     MPIDI_CH3I_HYBRID_VC_FIELDS
 } MPIDI_CH3I_VC;
 #define MPIDI_CH3_VC_DECL struct MPIDI_CH3I_VC ch;

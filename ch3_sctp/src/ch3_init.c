@@ -101,6 +101,8 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
     vc->ch.recv_active = NULL;
     vc->ch.recv_filled = 0;
     vc->ch.port_name_tag = -1;
+    vc->ch.awaiting = NULL;
+    vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;
 #ifdef MPIDI_CH3_HYBRID
     memset(&vc->ch.hy, 0, sizeof(vc->ch.hy));
 #endif
@@ -111,6 +113,7 @@ int MPIDI_CH3_VC_Destroy(struct MPIDI_VC *vc)
 {
     if (vc->ch.peer >= 0 && MPIDI_CH3I_Peer_vc(vc->ch.peer) == vc)
         MPIDI_CH3I_Peer_unbind(vc->ch.peer);
+    MPIDI_CH3I_Rma_vc_destroy(vc);
     return MPI_SUCCESS;
 }
 

@@ -9,6 +9,7 @@ int MPIDI_CH3I_pending_errno = MPI_SUCCESS;
 int MPIDI_CH3I_Recv_init(void)
 {
     int mpi_errno = MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
+    MPIDI_CH3I_Rma_wrap_handlers(pktArray);
 #ifdef MPIDI_CH3_HYBRID
     MPIDI_CH3I_Hy_register_handlers(pktArray);
 #endif
@@ -23,15 +24,27 @@ static void raise_error(int mpi_errno)
 
 static void fail_vc(MPIDI_VC_t * vc, const char *why)
 {
+    MPIR_Request *filling = vc->ch.recv_active;
     if (vc->ch.failed)
         return;
     vc->ch.failed = 1;
     vc->ch.recv_active = NULL;
     if (vc->ch.closed)
         return; /* the close handshake finished: the peer may end its association */
+    if (filling)        /* matched, so in no queue CH3 fails: its remaining bytes never come */
+        MPIDI_CH3I_Complete_with_error(filling, MPIDI_CH3I_Peer_error(vc, -ECONNRESET));
     if (getenv("MPICH_SCTP_QUIET") == NULL)
         fprintf(stderr, "[ch3:sctp] rank %d: lost rank %d: %s\n", MPIR_Process.rank, vc->pg_rank, why);
     raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
+    {
+        /* One-sided operations waiting for it fail; a call waiting on them sees this error. */
+        int mpi_errno = MPIDI_CH3I_Peer_error(vc, -ECONNRESET);
+#ifdef MPIDI_CH3_HYBRID
+        MPIDI_CH3I_Hy_vc_lost(vc, mpi_errno);
+#endif
+        if (MPIDI_CH3I_Rma_peer_lost(vc, mpi_errno))
+            raise_error(mpi_errno);
+    }
     MPIDI_CH3_Progress_signal_completion();
 }
 

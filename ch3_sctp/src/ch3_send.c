@@ -40,14 +40,14 @@ int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
     MPIR_ERR_SET2(mpi_errno, MPIX_ERR_PROC_FAILED, "**comm_fail", "**comm_fail %d %s",
                   vc->pg_rank, rc == -ECONNRESET ? "the SCTP association with this peer failed"
                   : strerror(-rc));
+    if (vc->ch.failed)
+        MPIDI_CH3I_Rma_send_failed(vc); /* a flush or unlock may just have counted on an answer */
     return mpi_errno;
 }
 
 static void complete_with_error(MPIR_Request * sreq, int status)
 {
-    MPIDI_VC_t *vc = sreq->ch.vc;
-    sreq->status.MPI_ERROR = MPIDI_CH3I_Peer_error(vc, status);
-    MPID_Request_complete(sreq);
+    MPIDI_CH3I_Complete_with_error(sreq, MPIDI_CH3I_Peer_error(sreq->ch.vc, status));
 }
 
 /* The request's current iov went out: let CH3 reload it or finish, and send what follows. */
@@ -93,15 +93,24 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
         MPIDI_CH3I_pending_errno = mpi_errno;
 }
 
+/* A packet that asks for a response is listed once it went (ch3_rma_failure.c). */
+static int awaited_if_sent(MPIDI_VC_t * vc, MPI_Request awaited, int mpi_errno)
+{
+    if (awaited != MPI_REQUEST_NULL && mpi_errno == MPI_SUCCESS)
+        MPIDI_CH3I_Rma_await(vc, awaited);
+    return mpi_errno;
+}
+
 /* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
 {
+    MPI_Request awaited = MPIDI_CH3I_Rma_awaited(&sreq->dev.pending_pkt);
 #ifdef MPIDI_CH3_HYBRID
     int mpi_errno;
     if (MPIDI_CH3I_Hy_send_request(vc, sreq, iov, &n, &mpi_errno))
-        return mpi_errno;
+        return awaited_if_sent(vc, awaited, mpi_errno);
 #endif
-    return MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
+    return awaited_if_sent(vc, awaited, MPIDI_CH3I_Send_request_now(vc, sreq, iov, n));
 }
 
 int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
@@ -157,12 +166,13 @@ MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt)
 
 static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
+    MPI_Request awaited = MPIDI_CH3I_Rma_awaited((const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
 #ifdef MPIDI_CH3_HYBRID
     int mpi_errno;
     if (MPIDI_CH3I_Hy_start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
-        return mpi_errno;
+        return awaited_if_sent(vc, awaited, mpi_errno);
 #endif
-    return MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr);
+    return awaited_if_sent(vc, awaited, MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr));
 }
 
 int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)

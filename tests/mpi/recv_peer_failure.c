@@ -1,0 +1,65 @@
+/*
+ * recv_peer_failure: a rank dies while its large message is arriving; the receive already being
+ * filled (matched, so in no queue CH3 fails when the VC dies) must return an error instead of
+ * waiting forever for the rest of the bytes.
+ *
+ * Rank 1 starts a 512 MiB MPI_Isend to rank 0, keeps it moving for 50 ms and _exits; rank 0's
+ * MPI_Recv of it is bounded by alarm() (first argument, seconds, default 30). Required: the
+ * receive returns. An error is what a death mid-message gives; a success (the whole message
+ * arrived first) is printed but accepted. Rank 0 prints "recv_peer_failure: OK" or "... FAIL".
+ *
+ *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s]
+ */
+#define _DEFAULT_SOURCE
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define BYTES (512 << 20)
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char m[] = "recv_peer_failure: FAIL: hang: MPI_Recv from the dead rank did not return\n";
+    ssize_t ignored = write(1, m, sizeof m - 1);
+    (void)ignored;
+    _exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, nprocs, limit = argc > 1 ? atoi(argv[1]) : 30;
+    signal(SIGUSR1, SIG_IGN); /* hydra's notice that a rank died */
+    signal(SIGALRM, on_alarm);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    char *buf = calloc(BYTES, 1);
+    if (nprocs != 2 || !buf) {
+        if (rank == 0)
+            printf("recv_peer_failure: FAIL: needs 2 processes and %d MiB\n", BYTES >> 20);
+        MPI_Finalize();
+        return 1;
+    }
+    if (rank == 1) {
+        MPI_Request r;
+        int done = 0;
+        MPI_Isend(buf, BYTES, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
+        for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < 0.05 && !done;)
+            MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        _exit(3);
+    }
+    alarm(limit);
+    int rc = MPI_Recv(buf, BYTES, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    alarm(0);
+    printf("recv_peer_failure: MPI_Recv returned %s\n",
+           rc == MPI_SUCCESS ? "MPI_SUCCESS (the whole message came before the death)" : "an error");
+    printf("recv_peer_failure: OK\n");
+    fflush(stdout);
+    alarm(limit);
+    MPI_Finalize();
+    return 0;
+}
