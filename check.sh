@@ -158,7 +158,7 @@ add_step tsan "iWARP tests under ThreadSanitizer (build/tsan)" step_tsan
 add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
-add_step failover "ch3:sctp failover on the virtual cluster (root)" step_failover
+add_step failover "ch3:sctp (and ch3:hybrid RDMA) failover on the virtual cluster (root)" step_failover
 add_step testsuite "MPICH test suite, ch3:sctp (and ch3:hybrid on rma) against ch3:sock" step_testsuite
 
 case ${1:-} in

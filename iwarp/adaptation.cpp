@@ -212,17 +212,19 @@ size_t DdpEndpoint::segment_limit(uint32_t path_mtu) {
 }
 
 DdpEndpoint::DdpEndpoint(const AdapterConfig& cfg, Upcall upcall, void* arg) : cfg_(cfg), upcall_(upcall), arg_(arg) {
-    sockaddr_storage local{};
+    std::vector<sockaddr_storage> locals(cfg.bind_addresses.size());
     int family = AF_INET;
-    if (!cfg.bind_address.empty()) {
-        if (!parse_address(cfg.bind_address, 0, &local))
-            throw sctpm::Error("iwarp adaptation: bind address '" + cfg.bind_address + "' is not an IPv4 or IPv6 address");
-        family = local.ss_family;
+    for (size_t i = 0; i < locals.size(); i++) {
+        if (!parse_address(cfg.bind_addresses[i], 0, &locals[i]))
+            throw sctpm::Error("iwarp adaptation: bind address '" + cfg.bind_addresses[i] +
+                               "' is not an IPv4 or IPv6 address");
+        if (i > 0 && locals[i].ss_family != locals[0].ss_family)
+            throw sctpm::Error("iwarp adaptation: bind addresses mix IPv4 and IPv6 ('" + cfg.bind_addresses[0] +
+                               "', '" + cfg.bind_addresses[i] + "')");
+        family = locals[i].ss_family;
     }
     family_ = family;
-    if (cfg_.path_mtu == 0)
-        cfg_.path_mtu = sctpm::auto_path_mtu(cfg.bind_address.empty() ? std::vector<std::string>{}
-                                                                      : std::vector<std::string>{cfg.bind_address});
+    if (cfg_.path_mtu == 0) cfg_.path_mtu = sctpm::auto_path_mtu(cfg.bind_addresses);
     if (cfg.sctp_port == 0) {
         reservation_fd_ = reserve_port(0, &port_);
     } else {
@@ -254,7 +256,7 @@ DdpEndpoint::DdpEndpoint(const AdapterConfig& cfg, Upcall upcall, void* arg) : c
             throw sctpm::Error("iwarp adaptation: setsockopt SCTP_PEER_ADDR_PARAMS (path MTU " +
                                std::to_string(cfg_.path_mtu) + "): " + errno_text(e));
         subscribe(so_);
-        if (cfg.bind_address.empty()) {
+        if (locals.empty()) {
             sockaddr_in any{};
             any.sin_family = AF_INET;
             any.sin_addr.s_addr = htonl(INADDR_ANY);
@@ -262,10 +264,16 @@ DdpEndpoint::DdpEndpoint(const AdapterConfig& cfg, Upcall upcall, void* arg) : c
             if (usrsctp_bind(so_, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0)
                 throw sctpm::Error("iwarp adaptation: cannot bind SCTP port " + std::to_string(port_) + ": " +
                                    errno_text(errno));
-        } else {
-            reinterpret_cast<sockaddr_in*>(&local)->sin_port = htons(port_); // same offset for IPv6
-            if (usrsctp_bind(so_, reinterpret_cast<sockaddr*>(&local), sockaddr_len(local)) != 0)
-                throw sctpm::Error("iwarp adaptation: cannot bind " + cfg.bind_address + " port " +
+        }
+        // The first address by bind, the others added: every association this endpoint starts
+        // or accepts lists them all (INIT / INIT-ACK), so it is multihomed, and uses CMT if the
+        // stack's default says so (the MPI socket's settings, applied when the stack started).
+        for (size_t i = 0; i < locals.size(); i++) {
+            reinterpret_cast<sockaddr_in*>(&locals[i])->sin_port = htons(port_); // same offset for IPv6
+            sockaddr* a = reinterpret_cast<sockaddr*>(&locals[i]);
+            if ((i == 0 ? usrsctp_bind(so_, a, sockaddr_len(locals[i]))
+                        : usrsctp_bindx(so_, a, 1, SCTP_BINDX_ADD_ADDR)) != 0)
+                throw sctpm::Error("iwarp adaptation: cannot bind " + cfg.bind_addresses[i] + " port " +
                                    std::to_string(port_) + ": " + errno_text(errno));
         }
         if (usrsctp_listen(so_, 1) != 0) throw sctpm::Error("iwarp adaptation: usrsctp_listen: " + errno_text(errno));

@@ -22,7 +22,7 @@ namespace iwarp {
 using Upcall = void (*)(struct socket*, void*, int);
 
 struct AdapterConfig {
-    std::string bind_address; // empty: all addresses
+    std::vector<std::string> bind_addresses; // empty: all; several: a multihomed endpoint
     uint16_t sctp_port = 0;   // 0: reserve a free one (see DdpEndpoint)
     uint32_t path_mtu = 0;    // 0: from the interfaces (sctpm::auto_path_mtu)
     uint32_t max_segment = 0; // 0: no cap below the unfragmented size

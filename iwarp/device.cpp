@@ -40,6 +40,17 @@ void upcall(struct socket*, void* arg, int) {
     }
 }
 
+// "a,b,c" -> {a, b, c}, empty items dropped.
+std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= list.size();) {
+        const size_t end = std::min(list.find(',', at), list.size());
+        if (end > at) out.push_back(list.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
 std::vector<UpcallTarget*>& upcall_targets() { // keeps them reachable (leak checkers) forever
     static std::vector<UpcallTarget*> v;
     return v;
@@ -71,7 +82,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
         upcall_targets().push_back(target_);
     }
     AdapterConfig cfg;
-    if (attr.bind_address) cfg.bind_address = attr.bind_address;
+    if (attr.bind_address) cfg.bind_addresses = split_list(attr.bind_address);
     cfg.sctp_port = attr.sctp_port;
     cfg.path_mtu = attr.path_mtu;
     cfg.max_segment = attr.max_segment;

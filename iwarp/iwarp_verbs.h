@@ -40,7 +40,8 @@ enum iwv_progress_mode { IWV_PROGRESS_THREAD = 0, IWV_PROGRESS_CALLER = 1 };
 
 struct iwv_device_attr {
     enum iwv_progress_mode progress;
-    const char *bind_address; /* one local address for the DDP endpoint (RFC 5043 §7.2); NULL = all */
+    const char *bind_address; /* local addresses of the DDP endpoint (RFC 5043 §7.2), comma-separated
+                               * (several: each association is multihomed); NULL = all */
     uint16_t sctp_port;       /* SCTP port of the DDP endpoint; 0 = reserve a free one */
     uint32_t path_mtu;        /* SCTP path MTU set on each association; 0 = from the interfaces */
     uint32_t max_segment;     /* cap on DDP segments (SCTP message bytes, DDP-SSN included); 0 = none */

@@ -30,15 +30,16 @@ static void complain(const char *what, const char *detail)
                 detail ? ": " : "", detail ? detail : "");
 }
 
-/* The first address of our transport's card ("sctpm1;udp=..;sctp=..;addr=a[,b...]"). */
-static int first_card_address(char *addr, size_t len)
+/* The addresses of our transport's card ("sctpm1;udp=..;sctp=..;addr=a[,b...]"): the first one,
+ * or all of them as "a,b,..." */
+static int card_addresses(char *addr, size_t len, int all)
 {
     const char *a = strstr(sctpm_card(MPIDI_CH3I_sctp), "addr=");
     size_t n;
     if (!a)
         return -1;
     a += 5;
-    n = strcspn(a, ",;");
+    n = strcspn(a, all ? ";" : ",;");
     if (n == 0 || n >= len)
         return -1;
     memcpy(addr, a, n);
@@ -324,7 +325,7 @@ int MPIDI_CH3I_Hy_open(void)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
     struct iwv_device_attr attr;
-    char err[256] = "", addr[64];
+    char err[256] = "", addr[512];
     if (r->dev)
         return 0;
     if (r->failed)
@@ -332,9 +333,11 @@ int MPIDI_CH3I_Hy_open(void)
     r->failed = 1;
     iwv_device_attr_init(&attr);
     attr.progress = MPIDI_CH3I_Hy_config.progress_thread ? IWV_PROGRESS_THREAD : IWV_PROGRESS_CALLER;
-    /* Where peers reach our transport, and with that interface's MTU (65000 on loopback rather
-     * than the 1472 of the host's Ethernet interface that an unbound endpoint would take). */
-    if (first_card_address(addr, sizeof(addr)) != 0) {
+    /* Where peers reach our transport, and with those interfaces' MTU (65000 on loopback rather
+     * than the 1472 of the host's Ethernet interface that an unbound endpoint would take). All of
+     * them: a multihomed transport gives a multihomed RNIC, with CMT when the transport has it
+     * (one rail would halve RDMA bandwidth on a two-rail cluster). */
+    if (card_addresses(addr, sizeof(addr), 1) != 0) {
         complain("no RDMA (no address in the transport's business card), one-sided traffic goes over SCTP",
                  sctpm_card(MPIDI_CH3I_sctp));
         return -1;
@@ -374,7 +377,7 @@ int MPIDI_CH3I_Hy_open(void)
 int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_port,
                                 unsigned short *udp_port)
 {
-    if (!MPIDI_CH3I_Hy_rnic.dev || first_card_address(addr, len) != 0)
+    if (!MPIDI_CH3I_Hy_rnic.dev || card_addresses(addr, len, 0) != 0)
         return -1;
     *sctp_port = iwv_device_sctp_port(MPIDI_CH3I_Hy_rnic.dev);
     *udp_port = iwv_device_udp_port(MPIDI_CH3I_Hy_rnic.dev);

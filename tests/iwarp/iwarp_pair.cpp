@@ -273,5 +273,32 @@ TEST_P(IwarpPair, SegmentSizeFollowsPathMtu) {
     EXPECT_TRUE(o.ok()) << o.text();
 }
 
+// A DDP endpoint can be bound to several addresses (a multihomed RNIC: ch3:hybrid binds every
+// rail; tests/vcluster/failover's rdma scenario checks that end to end, as this host has one
+// loopback address). A bad address list is refused with a message naming the culprit.
+TEST_P(IwarpPair, BindListErrors) {
+    auto o = run_pair(
+        GetParam(),
+        [&](Side& s) {
+            const char* bad[][2] = {{"127.0.0.1,not-an-address", "'not-an-address'"},
+                                    {"127.0.0.1,::1", "mix IPv4 and IPv6"}};
+            for (auto& b : bad) {
+                iwv_device_attr attr;
+                iwv_device_attr_init(&attr);
+                attr.bind_address = b[0];
+                char err[256] = "";
+                iwv_device* d = iwv_open_device(&attr, err, sizeof err);
+                CHECK(!d && std::strstr(err, b[1]), "bind list '%s' gave %s ('%s')", b[0], d ? "a device" : "no device", err);
+            }
+            s.link.put('d');
+            s.close();
+        },
+        [&](Side& s) {
+            CHECK(s.link.get<char>() == 'd', "done");
+            s.close();
+        });
+    EXPECT_TRUE(o.ok()) << o.text();
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, IwarpPair, ::testing::Values(IWV_PROGRESS_THREAD, IWV_PROGRESS_CALLER),
                          [](const auto& info) { return info.param == IWV_PROGRESS_THREAD ? "DeviceThread" : "CallerDriven"; });

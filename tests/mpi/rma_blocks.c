@@ -11,9 +11,12 @@
  * point-to-point path, and must be just as correct).
  *
  * On ch3:hybrid it also prints the channel's MPI_T counters of operations RDMA carried; with
- * RMA_EXPECT_RDMA=1 in the environment it fails unless RDMA carried both puts and gets.
+ * RMA_EXPECT_RDMA=1 in the environment it fails unless RDMA carried both puts and gets, and with
+ * RMA_EXPECT_NO_FALLBACK=1 also if any RDMA transfer failed and went over SCTP instead.
  *
- * Usage: mpiexec -n N rma_blocks [rounds]      (2 <= N <= 16)
+ * Usage: mpiexec -n N rma_blocks [rounds [seconds]]      (2 <= N <= 16)
+ *   seconds: go on with more rounds until at least that long has passed (rank 0 decides), e.g.
+ *   to keep traffic running while tests/vcluster/failover takes rails down and up.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -308,6 +311,8 @@ static void report_rdma(void)
         printf("rma_blocks: RDMA carried %lld puts and %lld gets (%lld fell back to SCTP)\n", all[0], all[1], all[2]);
     if (getenv("RMA_EXPECT_RDMA") && (all[0] == 0 || all[1] == 0))
         FAIL("RMA_EXPECT_RDMA is set but RDMA carried %lld puts and %lld gets", all[0], all[1]);
+    if (getenv("RMA_EXPECT_NO_FALLBACK") && all[2] != 0)
+        FAIL("RMA_EXPECT_NO_FALLBACK is set but %lld RDMA transfers failed over to SCTP", all[2]);
 }
 
 int main(int argc, char **argv)
@@ -319,6 +324,7 @@ int main(int argc, char **argv)
     if (P < 2 || P > 16)
         FAIL("needs 2 to 16 processes, not %d", P);
     int rounds = argc > 1 ? atoi(argv[1]) : 1;
+    double seconds = argc > 2 ? atof(argv[2]) : 0, t0 = MPI_Wtime();
     CHK(MPI_Comm_dup(MPI_COMM_WORLD, &pcomm));
     p2p_s = malloc(PN * sizeof(int));
     p2p_r = malloc(PN * sizeof(int));
@@ -330,9 +336,14 @@ int main(int argc, char **argv)
         if (!fetched[t])
             FAIL("out of memory");
     }
-    for (int r = 0; r < rounds; r++)
+    int done = 0;
+    for (int more = 1; done < rounds || more; done++) {
         for (int flavor = 0; flavor < 3; flavor++)
-            run_window(flavor, r);
+            run_window(flavor, done);
+        more = MPI_Wtime() - t0 < seconds;
+        CHK(MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    }
+    rounds = done;
     report_rdma();
     for (int t = 0; t < P; t++) {
         CHK(MPI_Free_mem(origin[t]));
