@@ -253,9 +253,15 @@ static void on_event(struct iwv_event *ev)
         case IWV_EVENT_DISCONNECTED:
         case IWV_EVENT_QP_ERROR:
             if (e->vc->ch.hy.qp == e->qp) {
-                if (ev->type != IWV_EVENT_REJECTED)
-                    complain("a queue pair failed, one-sided traffic to that peer continues over SCTP",
-                             ev->detail);
+                /* Once: a broken QP reports an error and then its disconnection. Not after
+                 * CH3's close handshake with the peer, which may then close its RNIC. */
+                if (ev->type != IWV_EVENT_REJECTED && e->vc->ch.hy.state != MPIDI_CH3I_HY_QP_FAILED &&
+                    !e->vc->ch.closed) {
+                    char what[128];
+                    snprintf(what, sizeof(what), "the queue pair to rank %d failed, one-sided traffic "
+                             "to it continues over SCTP", e->vc->pg_rank);
+                    complain(what, ev->detail);
+                }
                 e->vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
             }
             break;
