@@ -34,8 +34,10 @@ typedef struct MPIDI_CH3I_VC {
 typedef struct MPIDI_CH3I_Request {
     struct MPIDI_VC *vc;   /* where the rest of an iSend/iSendv goes */
     int context, tag, cls; /* stream-mapping key of the whole CH3 message */
+    struct MPIDI_VC *awaited_from; /* an RMA response is awaited from it (ch3_rma_failure.c) */
 } MPIDI_CH3I_Request;
 #define MPIDI_CH3_REQUEST_DECL MPIDI_CH3I_Request ch;
+#define MPIDI_CH3_REQUEST_INIT(req_) ((req_)->ch.awaited_from = NULL)
 
 typedef struct MPIDI_CH3I_Progress_state {
     int completion_count;

@@ -32,11 +32,43 @@ MPI_Request MPIDI_CH3I_Rma_awaited(const MPIDI_CH3_Pkt_t * pkt)
     }
 }
 
+/* The live request behind a listed handle if it still awaits vc's answer, else NULL. A handle can
+ * go stale: CH3 frees the request of an operation whose piggybacked lock the target discarded
+ * (and issues it again later with a new one); a freed request has no references left, and a
+ * request made anew from the same object had awaited_from reset (MPIDI_CH3_REQUEST_INIT). */
+static MPIR_Request *still_awaiting(MPIDI_VC_t * vc, MPI_Request handle)
+{
+    MPIR_Request *req;
+    MPIR_Request_get_ptr(handle, req);
+    if (!req || req->ch.awaited_from != vc || MPIR_Object_get_ref(req) <= 0 ||
+        MPIR_Request_is_complete(req))
+        return NULL;
+    return req;
+}
+
+/* Drop the stale handles (before the list grows). */
+static void prune(MPIDI_VC_t * vc)
+{
+    MPIDI_CH3I_VC *ch = &vc->ch;
+    int kept = 0;
+    for (int i = 0; i < ch->awaiting_n; i++)
+        if (still_awaiting(vc, ch->awaiting[i]))
+            ch->awaiting[kept++] = ch->awaiting[i];
+    ch->awaiting_n = kept;
+}
+
 void MPIDI_CH3I_Rma_await(MPIDI_VC_t * vc, MPI_Request handle)
 {
     MPIDI_CH3I_VC *ch = &vc->ch;
+    MPIR_Request *req;
     if (handle == MPI_REQUEST_NULL)
         return;
+    MPIR_Request_get_ptr(handle, req);
+    if (!req || req->ch.awaited_from == vc)
+        return;         /* listed already (an operation issued again) */
+    req->ch.awaited_from = vc;
+    if (ch->awaiting_n == ch->awaiting_cap)
+        prune(vc);
     if (ch->awaiting_n == ch->awaiting_cap) {
         int cap = ch->awaiting_cap ? 2 * ch->awaiting_cap : 16;
         MPI_Request *grown = MPL_realloc(ch->awaiting, cap * sizeof(*grown), MPL_MEM_RMA);
@@ -51,6 +83,12 @@ void MPIDI_CH3I_Rma_await(MPIDI_VC_t * vc, MPI_Request handle)
 void MPIDI_CH3I_Rma_answered(MPIDI_VC_t * vc, MPI_Request handle)
 {
     MPIDI_CH3I_VC *ch = &vc->ch;
+    MPIR_Request *req;
+    if (handle == MPI_REQUEST_NULL)
+        return;
+    MPIR_Request_get_ptr(handle, req);
+    if (req && req->ch.awaited_from == vc)
+        req->ch.awaited_from = NULL;
     for (int i = ch->awaiting_n - 1; i >= 0; i--)
         if (ch->awaiting[i] == handle) {
             ch->awaiting[i] = ch->awaiting[--ch->awaiting_n];
@@ -176,18 +214,21 @@ static int release_windows(MPIR_Win * list, MPIDI_VC_t * vc, int mpi_errno, int 
 
 int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno)
 {
-    /* Detached first: completing a request may release the VC (and this list with it). */
+    /* Detached first: completing a request runs CH3 callbacks, which must not meet a
+     * half-walked list. */
     MPI_Request *awaiting = vc->ch.awaiting;
-    int n = vc->ch.awaiting_n, waited = n > 0;
+    int n = vc->ch.awaiting_n, waited = 0;
     vc->ch.awaiting = NULL;
     vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;
     waited |= release_windows(MPIDI_RMA_Win_active_list_head, vc, mpi_errno, 1);
     waited |= release_windows(MPIDI_RMA_Win_inactive_list_head, vc, mpi_errno, 1);
     for (int i = 0; i < n; i++) {
-        MPIR_Request *req;
-        MPIR_Request_get_ptr(awaiting[i], req);
-        if (req)
+        MPIR_Request *req = still_awaiting(vc, awaiting[i]);
+        if (req) {
+            req->ch.awaited_from = NULL;
             MPIDI_CH3I_Complete_with_error(req, mpi_errno);
+            waited = 1;
+        }
     }
     MPL_free(awaiting);
     return waited;
