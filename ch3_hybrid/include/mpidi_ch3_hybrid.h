@@ -1,22 +1,43 @@
 /* ch3:hybrid: how its files talk to each other and to the ch3:sctp glue they are built with.
  *
- * One-sided data moves by RDMA over per-peer iWARP queue pairs; every CH3 packet still travels on
+ * One-sided data moves by RDMA over per-peer iWARP queue pairs; the other CH3 packets travel on
  * the SCTP path, in issue order. An RDMA PUT is an RDMA Write of the origin data into the target
- * window plus a 1-byte RDMA Read behind it (a Read Request is served only after the earlier Write
- * is placed, RFC 5040 §5.5, and our RNIC handles messages in DDP-SSN order); when the Read
- * completes, the PUT's CH3 header goes out on SCTP under a "placed" packet type and the target
- * runs CH3's own handler with the data already in place. A GET is, by default, an RDMA Read into
- * the origin buffer and completes at the origin as CH3 completes an acknowledging GET response
- * (the target gets only a fence counter packet if the GET carried one, or the whole GET as
- * "placed" if it releases a lock). In the thesis' variant (GET_MODE=write) the GET goes to the
- * target with the origin buffer's STag, and the target answers with an RDMA Write, a fence Read
- * and a header-only response, as the origin does for a PUT. Sends issued to that peer meanwhile
- * are held behind each transfer (hy_hold.c), so every lock, flush, fence and counter packet of
- * CH3 still follows the data it covers, as with ch3:sctp (am_flush_ordered stays 1). */
+ * window, then the PUT's CH3 header as an RDMAP Send under a "placed" packet type, then a 4-byte
+ * RDMA Read of the target's count of posted receives (our credit for further headers). RDMAP
+ * delivers in order (RFC 5040 §5.5; our RNIC handles messages in DDP-SSN order), so the target
+ * runs CH3's own PUT handler with the data already in place, and the Read's completion says the
+ * header has arrived. hy_placed.c orders headers from the QP with packets from SCTP. When no
+ * credit is left, or a packet held for SCTP is ahead, the header instead follows the Write and a
+ * 1-byte fence Read on SCTP. A GET is, by default, an RDMA Read into the origin buffer and
+ * completes at the origin as CH3 completes an acknowledging GET response (the target gets only a
+ * fence counter packet if the GET carried one, or the whole GET as "placed" if it releases a
+ * lock). In the thesis' variant (GET_MODE=write) the GET goes to the target with the origin
+ * buffer's STag, and the target answers with an RDMA Write, a fence Read and a header-only
+ * response on SCTP. Sends issued to that peer meanwhile are held behind each transfer
+ * (hy_hold.c), so every lock, flush, fence and counter packet of CH3 still follows the data it
+ * covers, as with ch3:sctp (am_flush_ordered stays 1). */
 #ifndef MPIDI_CH3_HYBRID_H_INCLUDED
 #define MPIDI_CH3_HYBRID_H_INCLUDED
 
 #include "iwarp_verbs.h"
+
+/* A PUT header sent as an RDMAP Send on the QP, right behind the PUT's Write (hy_placed.c). */
+typedef struct {
+    uint32_t after_ctl;         /* SCTP control packets the sender sent to us before this header */
+    uint32_t pad;
+    MPIDI_CH3_Pkt_t pkt;        /* the PUT, as type PUT_PLACED */
+} MPIDI_CH3I_Hy_header_t;
+
+#define MPIDI_CH3I_HY_HEADER_CREDITS 64 /* receives each QP keeps posted for the peer's headers */
+
+/* Registered memory of one QP (lkey mem_mr->lkey): the receive count the peer reads as its
+ * credit, the headers we send and receive, and where our Reads of the peer's count land. */
+typedef struct MPIDI_CH3I_Hy_qp_mem {
+    volatile uint32_t posted;   /* receives posted so far */
+    uint32_t credit_read[MPIDI_CH3I_HY_HEADER_CREDITS];
+    MPIDI_CH3I_Hy_header_t send[MPIDI_CH3I_HY_HEADER_CREDITS];
+    MPIDI_CH3I_Hy_header_t recv[MPIDI_CH3I_HY_HEADER_CREDITS];
+} MPIDI_CH3I_Hy_qp_mem;
 
 /* ---- configuration (hy_cvars.c) ---- */
 typedef struct {
@@ -24,8 +45,11 @@ typedef struct {
     MPI_Aint put_threshold; /* PUTs of at least this many bytes go by RDMA Write */
     MPI_Aint get_threshold; /* GETs of at least this many bytes go by RDMA */
     int get_write;         /* GETs are answered by the target's RDMA Write (else the origin's Read) */
+    int header_on_qp;      /* an RDMA PUT's header goes as a Send on the QP (else on SCTP) */
     int connect_all;       /* connect to every window member at window creation, not on demand */
     int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
+    long break_qp_after;   /* tests only (MPICH_HYBRID_TEST_BREAK_QP_AFTER): after this many RDMA
+                            * transfers, put the last one's QP into ERR while they are in flight */
 } MPIDI_CH3I_Hy_config_t;
 extern MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config;
 int MPIDI_CH3I_Hy_read_cvars(void);
@@ -40,11 +64,13 @@ typedef struct {
     char fence_byte[64];
     int windows;              /* live windows: the CQ stage runs only while > 0 or work is left */
     int in_flight;            /* RDMA operations not yet completed */
+    unsigned long long polled;  /* completions taken from the CQ */
     int failed;               /* the RNIC could not be opened: RDMA is off for this process */
     /* MPI_T counters (hy_pvars.c) */
     unsigned long long puts, gets;      /* operations whose data RDMA placed */
     unsigned long long bytes;           /* their data */
     unsigned long long fallbacks;       /* RDMA operations that failed and went over SCTP instead */
+    unsigned long long qp_headers;      /* PUT headers sent as Sends on the QP */
 } MPIDI_CH3I_Hy_rnic_t;
 extern MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
 int MPIDI_CH3I_Hy_open(void);      /* at the first window: 0, or a reason printed once and RDMA off */
@@ -55,6 +81,8 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
 int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc);     /* 1 if RDMA may go to this peer now */
 int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_port,
                                 unsigned short *udp_port);
+void MPIDI_CH3I_Hy_poll_cq(void);  /* handle what the CQ holds now (also before SCTP packets) */
+void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc);    /* into ERR at once: nothing more lands from it */
 
 /* ---- registered windows of peers (hy_window.c) ---- */
 typedef struct MPIDI_CH3I_Hy_remote_win {
@@ -77,7 +105,8 @@ typedef enum {
     MPIDI_CH3I_HY_HELD_COPY,     /* header and data copied into buf */
     MPIDI_CH3I_HY_HELD_REQUEST,  /* a request whose buffers stay valid until it completes */
     MPIDI_CH3I_HY_HELD_RDMA_WRITE, /* a PUT (origin) or GET response (target): Write + fence Read
-                                    * posted; then the header as `placed`, or all of it on SCTP */
+                                    * posted; then the header as `placed`, or all of it on SCTP;
+                                    * or (on_qp) Write + header Send + Read: then nothing more */
     MPIDI_CH3I_HY_HELD_RDMA_GET  /* Read posted; then GET_PLACED, or the GET on SCTP */
 } MPIDI_CH3I_Hy_held_kind;
 
@@ -97,6 +126,8 @@ typedef struct MPIDI_CH3I_Hy_held {
     int pending;                 /* RDMA: completions still to come (always 0 for other kinds) */
     int failed;                  /* RDMA: one completed in error, so resend on the SCTP path */
     int abandoned;               /* RDMA: its peer was lost; only its completions are awaited */
+    int on_qp;                   /* RDMA_WRITE: its header went as a Send, its Read reads credit */
+    unsigned seq;                /* on_qp: which of our headers to this peer (from 1) */
 } MPIDI_CH3I_Hy_held;
 
 /* Hooks at the two send funnels of ch3_send.c: 1 if they took the send (result in *mpi_errno);
@@ -135,5 +166,14 @@ typedef struct {
 } MPIDI_CH3I_Hy_answer_t;
 extern MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
 int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get); /* Read done, no lock to release */
+/* PUT headers on the QP, at the target: one arrived (from the CQ); an SCTP packet from vc is
+ * about to be handled; one was fully handled (control: of the ordered control class). */
+void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h);
+void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc);
+void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc, int control);
+void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc);      /* the peer is gone */
+/* At the origin, the QP broke under headers: ask the peer how many it handled (QP_SYNC_ACK then
+ * sets vc->ch.hy.peer_headers_done and releases what waits). */
+int MPIDI_CH3I_Hy_ask_sync(MPIDI_VC_t * vc);
 
 #endif /* MPIDI_CH3_HYBRID_H_INCLUDED */

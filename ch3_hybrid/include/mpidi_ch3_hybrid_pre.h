@@ -7,6 +7,8 @@ struct iwv_qp;
 struct iwv_mr;
 struct MPIDI_CH3I_Hy_held;
 struct MPIDI_CH3I_Hy_remote_win;
+struct MPIDI_CH3I_Hy_deferred;
+struct MPIDI_CH3I_Hy_qp_mem;
 
 /* The queue pair to a peer, connected on demand. */
 enum MPIDI_CH3I_Hy_qp_state {
@@ -19,9 +21,23 @@ enum MPIDI_CH3I_Hy_qp_state {
 typedef struct MPIDI_CH3I_Hy_vc {
     enum MPIDI_CH3I_Hy_qp_state state;
     struct iwv_qp *qp;
+    struct MPIDI_CH3I_Hy_qp_mem *mem; /* its registered memory, and that registration */
+    struct iwv_mr *mem_mr;
     /* Sends to this peer in issue order, held while an RDMA transfer at the head is in flight:
      * its CH3 header may only follow the data (ch3_hybrid/src/hy_hold.c). */
     struct MPIDI_CH3I_Hy_held *held_head, *held_tail;
+    int held_sctp;              /* of them, entries that will still send on SCTP */
+    /* PUT headers sent as RDMAP Sends on the QP (hy_placed.c). A header names how many of our
+     * SCTP control packets precede it; the peer handles it only after handling those. */
+    unsigned ctl_sent, ctl_done;   /* SCTP control packets sent to / fully handled from the peer */
+    unsigned headers_sent;         /* PUT headers we sent on the QP */
+    unsigned credit;               /* receives the peer had posted on its QP, as last read */
+    uint64_t peer_posted_addr;     /* where the peer counts them (0: unknown, headers stay on SCTP) */
+    uint32_t peer_posted_stag;
+    unsigned headers_done;         /* headers from the peer handled */
+    struct MPIDI_CH3I_Hy_deferred *deferred_head, *deferred_tail; /* arrived before their predecessors */
+    enum { MPIDI_CH3I_HY_SYNC_NONE = 0, MPIDI_CH3I_HY_SYNC_ASKED, MPIDI_CH3I_HY_SYNC_ANSWERED } sync;
+    unsigned peer_headers_done;    /* the peer's answer: how many of our headers it handled */
     struct MPIDI_CH3I_Hy_remote_win *windows; /* the peer's registered windows (hy_window.c) */
     int contact_known;
     char addr[64];              /* the peer's DDP endpoint, from window creation */
@@ -32,13 +48,16 @@ typedef struct MPIDI_CH3I_Hy_vc {
 /* A PUT, GET or GET response whose data RDMA already placed: the same packet under another type,
  * so the receiver runs CH3's handler without waiting for data bytes (hy_placed.c). GET_WRITE: a
  * GET to be answered by an RDMA Write into the origin buffer (MPIR_CVAR_CH3_HYBRID_GET_MODE=write).
- * CONNECT_ME: "connect a queue pair to me" (hy_device.c). */
+ * CONNECT_ME: "connect a queue pair to me" (hy_device.c). QP_SYNC: "our queue pair broke: how many
+ * of my PUT headers did you handle?", answered by QP_SYNC_ACK (hy_placed.c). */
 #define MPIDI_CH3_PKT_ENUM                      \
     MPIDI_CH3_PKT_HY_PUT_PLACED,                \
     MPIDI_CH3_PKT_HY_GET_PLACED,                \
     MPIDI_CH3_PKT_HY_GET_RESP_PLACED,           \
     MPIDI_CH3_PKT_HY_GET_WRITE,                 \
-    MPIDI_CH3_PKT_HY_CONNECT_ME
+    MPIDI_CH3_PKT_HY_CONNECT_ME,                \
+    MPIDI_CH3_PKT_HY_QP_SYNC,                   \
+    MPIDI_CH3_PKT_HY_QP_SYNC_ACK
 
 /* GET_WRITE: CH3's GET packet (type GET_WRITE) plus where the answer goes. */
 #define MPIDI_CH3_PKT_DECL                      \
@@ -46,7 +65,11 @@ typedef struct MPIDI_CH3I_Hy_vc {
         MPIDI_CH3_Pkt_get_t get;                \
         uint64_t origin_addr;                   \
         uint32_t origin_stag;                   \
-    } hy_get_write;
+    } hy_get_write;                             \
+    struct {                                    \
+        MPIDI_CH3_Pkt_type_t type;              \
+        unsigned headers_done;                  \
+    } hy_sync;
 
 /* MPI_Alloc_mem memory is registered with the RNIC (hy_memory.c). */
 #define MPIDI_CH3I_HAS_ALLOC_MEM

@@ -27,8 +27,19 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         MPI_Put of at least this many bytes (contiguous, predefined type) goes by RDMA Write.
-        The default is where RDMA overtook the SCTP path on loopback (2026-11-24): an RDMA put
-        costs one round trip more (its header follows the placed data).
+        The default is where RDMA overtook the SCTP path on loopback (2026-11-24).
+
+    - name        : MPIR_CVAR_CH3_HYBRID_PUT_HEADER
+      category    : CH3_HYBRID
+      type        : string
+      default     : qp
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        how the CH3 header of an RDMA put reaches the target: qp (as an RDMAP Send on the queue
+        pair right behind the RDMA Write, while credit lasts) or sctp (on the SCTP path once a
+        fence RDMA Read says the data is placed: one round trip more).
 
     - name        : MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD
       category    : CH3_HYBRID
@@ -79,7 +90,7 @@ cvars:
 */
 #include "mpidi_ch3_impl.h"
 
-MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 0, 0 };
+MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 1, 0, 0, 0 };
 
 static int bad_setting(const char *why, const char *value)
 {
@@ -106,12 +117,19 @@ int MPIDI_CH3I_Hy_read_cvars(void)
     c->get_write = choice(MPIR_CVAR_CH3_HYBRID_GET_MODE, "read", "write");
     if (c->get_write < 0)
         return bad_setting("MPIR_CVAR_CH3_HYBRID_GET_MODE must be read or write", MPIR_CVAR_CH3_HYBRID_GET_MODE);
+    c->header_on_qp = choice(MPIR_CVAR_CH3_HYBRID_PUT_HEADER, "sctp", "qp");
+    if (c->header_on_qp < 0)
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_PUT_HEADER must be qp or sctp", MPIR_CVAR_CH3_HYBRID_PUT_HEADER);
     c->connect_all = choice(MPIR_CVAR_CH3_HYBRID_CONNECT, "ondemand", "all");
     if (c->connect_all < 0)
         return bad_setting("MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all", MPIR_CVAR_CH3_HYBRID_CONNECT);
     c->progress_thread = choice(MPIR_CVAR_CH3_HYBRID_PROGRESS, "caller", "thread");
     if (c->progress_thread < 0)
         return bad_setting("MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread", MPIR_CVAR_CH3_HYBRID_PROGRESS);
+    /* Fault injection for tests (not a CVAR: no user wants it): breaks one queue pair under load
+     * while its peer lives, so that the recovery of RDMA transfers in flight can be tested. */
+    if (getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"))
+        c->break_qp_after = atol(getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"));
     if (c->put_threshold < 1 || c->get_threshold < 1) {
         snprintf(number, sizeof(number), "%ld", (long) (c->put_threshold < 1 ? c->put_threshold : c->get_threshold));
         return bad_setting("MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD and _GET_THRESHOLD must be at least 1 (byte)", number);

@@ -15,12 +15,25 @@ MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
 #define HY_QP_SEND_WRS 1024     /* a full send queue sends further operations on SCTP */
 #define HY_READ_DEPTH 16        /* RDMA Reads in flight per QP (IRD and ORD) */
 
-/* Every QP we made, with its VC (events name the QP only). */
+#define HY_CREDITS MPIDI_CH3I_HY_HEADER_CREDITS
+#define HY_RECV_WR_ID 1         /* our receives' wr_id (the held transfers' are pointers) */
+
+/* Every QP we made, with its VC (events and completions name the QP only) and its memory. */
 typedef struct hy_qp_entry {
     struct hy_qp_entry *next;
     iwv_qp *qp;
+    uint32_t num;
     MPIDI_VC_t *vc;
+    MPIDI_CH3I_Hy_qp_mem *mem;
+    struct iwv_mr *mr;
+    unsigned recv_next;         /* receives complete in the order posted: the next one's slot */
 } hy_qp_entry;
+
+/* What a peer needs to read our receive count: the private data of Initiate and Accept. */
+typedef struct {
+    uint64_t addr;
+    uint32_t stag;
+} hy_credit_info;
 static hy_qp_entry *qps = NULL;
 
 static void complain(const char *what, const char *detail)
@@ -55,26 +68,69 @@ static hy_qp_entry *entry_of(iwv_qp * qp)
     return NULL;
 }
 
+static hy_qp_entry *entry_of_num(uint32_t num)
+{
+    for (hy_qp_entry * e = qps; e; e = e->next)
+        if (e->num == num)
+            return e;
+    return NULL;
+}
+
+/* A receive for the peer's next header into slot i; the peer may send one more. */
+static int post_header_recv(hy_qp_entry * e, unsigned i)
+{
+    struct iwv_sge sge = { (uint64_t) (uintptr_t) & e->mem->recv[i], sizeof(e->mem->recv[i]), e->mr->lkey };
+    struct iwv_recv_wr wr, *bad = NULL;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = HY_RECV_WR_ID;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    if (iwv_post_recv(e->qp, &wr, &bad) != 0)
+        return -1;
+    e->mem->posted++;
+    return 0;
+}
+
+static void free_entry(hy_qp_entry * e)
+{
+    if (e->qp)
+        iwv_destroy_qp(e->qp);
+    if (e->mr)
+        iwv_dereg_mr(e->mr);
+    MPL_free(e->mem);
+    MPL_free(e);
+}
+
+/* A QP in INIT for vc, with its memory registered and every header receive posted. */
 static iwv_qp *new_qp(MPIDI_VC_t * vc)
 {
+    MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
     struct iwv_qp_init_attr attr;
     hy_qp_entry *e = MPL_calloc(1, sizeof(*e), MPL_MEM_OTHER);
     if (!e)
         return NULL;
     memset(&attr, 0, sizeof(attr));
     attr.qp_context = vc;
-    attr.send_cq = attr.recv_cq = MPIDI_CH3I_Hy_rnic.cq;
+    attr.send_cq = attr.recv_cq = r->cq;
     attr.cap.max_send_wr = HY_QP_SEND_WRS;
-    attr.cap.max_recv_wr = 1;   /* nothing is ever sent to it as a Send */
+    attr.cap.max_recv_wr = HY_CREDITS;
     attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-    e->qp = iwv_create_qp(MPIDI_CH3I_Hy_rnic.pd, &attr);
+    e->mem = MPL_calloc(1, sizeof(*e->mem), MPL_MEM_OTHER);
+    e->mr = e->mem ? iwv_reg_mr(r->pd, e->mem, sizeof(*e->mem),
+                                IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_READ) : NULL;
+    e->qp = e->mr ? iwv_create_qp(r->pd, &attr) : NULL;
     if (!e->qp || iwv_modify_qp(e->qp, IWV_QPS_INIT) != 0) {
-        complain("cannot create a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
-        if (e->qp)
-            iwv_destroy_qp(e->qp);
-        MPL_free(e);
+        complain("cannot create a queue pair", e->mem ? iwv_last_error(r->dev) : "out of memory");
+        free_entry(e);
         return NULL;
     }
+    for (unsigned i = 0; i < HY_CREDITS; i++)
+        if (post_header_recv(e, i) != 0) {
+            complain("cannot post a receive on a queue pair", iwv_last_error(r->dev));
+            free_entry(e);
+            return NULL;
+        }
+    e->num = iwv_qp_num(e->qp);
     e->vc = vc;
     e->next = qps;
     qps = e;
@@ -87,20 +143,61 @@ static void destroy_qp(iwv_qp * qp)
         if ((*p)->qp == qp) {
             hy_qp_entry *e = *p;
             *p = e->next;
-            MPL_free(e);
-            break;
+            if (e->vc->ch.hy.qp == qp) {
+                e->vc->ch.hy.qp = NULL;
+                e->vc->ch.hy.mem = NULL;
+                e->vc->ch.hy.mem_mr = NULL;
+            }
+            free_entry(e);
+            return;
         }
-    iwv_destroy_qp(qp);
 }
 
-/* "<rank> <pg id>": who is connecting (the private data of the Initiate). */
-static int identity(char *out, size_t len)
+/* vc's QP is now qp: headers may go on it once the peer's count is known (use_qp). */
+static void use_qp(MPIDI_VC_t * vc, iwv_qp * qp)
 {
-    int n = snprintf(out, len, "%d %s", MPIDI_Process.my_pg_rank, (const char *) MPIDI_Process.my_pg->id);
-    return n > 0 && (size_t) n < len ? n + 1 : -1;
+    hy_qp_entry *e = entry_of(qp);
+    vc->ch.hy.qp = qp;
+    vc->ch.hy.mem = e->mem;
+    vc->ch.hy.mem_mr = e->mr;
 }
 
-static MPIDI_VC_t *vc_of_identity(const uint8_t * data, size_t len, int *rank_out, const char **pg_out)
+static hy_credit_info our_credit_info(iwv_qp * qp)
+{
+    hy_credit_info c;
+    hy_qp_entry *e = entry_of(qp);
+    memset(&c, 0, sizeof(c));
+    c.addr = (uint64_t) (uintptr_t) & e->mem->posted;
+    c.stag = e->mr->rkey;
+    return c;
+}
+
+/* The peer posted HY_CREDITS receives before it connected or accepted. */
+static void learn_credit_info(MPIDI_VC_t * vc, const uint8_t * data, size_t len)
+{
+    hy_credit_info c;
+    if (len < sizeof(c))
+        return;         /* headers to this peer stay on SCTP */
+    memcpy(&c, data, sizeof(c));
+    vc->ch.hy.peer_posted_addr = c.addr;
+    vc->ch.hy.peer_posted_stag = c.stag;
+    vc->ch.hy.credit = vc->ch.hy.headers_sent + HY_CREDITS;
+}
+
+/* "<rank> <pg id>\0" and our credit info: who is connecting (the private data of the Initiate). */
+static int identity(char *out, size_t len, iwv_qp * qp)
+{
+    hy_credit_info c = our_credit_info(qp);
+    int n = snprintf(out, len, "%d %s", MPIDI_Process.my_pg_rank, (const char *) MPIDI_Process.my_pg->id);
+    if (n <= 0 || (size_t) n + 1 + sizeof(c) > len)
+        return -1;
+    memcpy(out + n + 1, &c, sizeof(c));
+    return n + 1 + (int) sizeof(c);
+}
+
+/* *info, *info_len: what follows the text (the connecting side's credit info). */
+static MPIDI_VC_t *vc_of_identity(const uint8_t * data, size_t len, int *rank_out, const char **pg_out,
+                                  const uint8_t ** info, size_t *info_len)
 {
     static char text[IWV_MAX_PRIVATE_DATA + 1];
     MPIDI_PG_t *pg = NULL;
@@ -108,6 +205,8 @@ static MPIDI_VC_t *vc_of_identity(const uint8_t * data, size_t len, int *rank_ou
     int rank = -1, off = 0;
     memcpy(text, data, len);
     text[len] = '\0';
+    *info_len = len - strnlen(text, len) - (strnlen(text, len) < len);
+    *info = data + (len - *info_len);
     if (sscanf(text, "%d %n", &rank, &off) < 1 || off == 0)
         return NULL;
     if (MPIDI_PG_Find(text + off, &pg) != MPI_SUCCESS || !pg || rank < 0 || rank >= MPIDI_PG_Get_size(pg))
@@ -143,16 +242,20 @@ static void connect_to(MPIDI_VC_t * vc)
     int len;
     iwv_qp *qp;
     vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;  /* unless the connect starts */
-    len = identity(id, sizeof(id));
-    if (len < 0 || !(qp = new_qp(vc)))
+    if (!(qp = new_qp(vc)))
         return;
+    len = identity(id, sizeof(id), qp);
+    if (len < 0) {
+        destroy_qp(qp);
+        return;
+    }
     p = conn_param(id, len);
     if (iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) != 0) {
         complain("cannot connect a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         destroy_qp(qp);
         return;
     }
-    vc->ch.hy.qp = qp;
+    use_qp(vc, qp);
     vc->ch.hy.state = MPIDI_CH3I_HY_QP_CONNECTING;
 }
 
@@ -215,21 +318,29 @@ static void on_connect_request(struct iwv_event *ev)
 {
     int rank = -1;
     const char *pg = NULL;
-    MPIDI_VC_t *vc = vc_of_identity(ev->private_data, ev->private_data_len, &rank, &pg);
-    struct iwv_conn_param p = conn_param(NULL, 0);
+    const uint8_t *info = NULL;
+    size_t info_len = 0;
+    MPIDI_VC_t *vc = vc_of_identity(ev->private_data, ev->private_data_len, &rank, &pg, &info, &info_len);
+    struct iwv_conn_param p;
+    hy_credit_info ours;
     iwv_qp *qp;
-    /* Only the lower side connects; a second connect from it replaces nothing that works. */
-    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || !(qp = new_qp(vc))) {
+    /* Only the lower side connects; a second connect from it replaces nothing that works, and a
+     * peer whose QP broke stays on SCTP (the header counts belong to that QP). */
+    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY ||
+        vc->ch.hy.state == MPIDI_CH3I_HY_QP_FAILED || !(qp = new_qp(vc))) {
         iwv_reject(ev->request, NULL, 0);
         return;
     }
+    ours = our_credit_info(qp);
+    p = conn_param(&ours, sizeof(ours));
     if (iwv_accept(ev->request, qp, &p) != 0) {
         complain("cannot accept a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         destroy_qp(qp);
         vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
         return;
     }
-    vc->ch.hy.qp = qp;
+    use_qp(vc, qp);
+    learn_credit_info(vc, info, info_len);
     vc->ch.hy.state = MPIDI_CH3I_HY_QP_READY;
 }
 
@@ -245,8 +356,10 @@ static void on_event(struct iwv_event *ev)
         return;
     switch (ev->type) {
         case IWV_EVENT_ESTABLISHED:
-            if (e->vc->ch.hy.qp == e->qp)
+            if (e->vc->ch.hy.qp == e->qp) {
+                learn_credit_info(e->vc, ev->private_data, ev->private_data_len);
                 e->vc->ch.hy.state = MPIDI_CH3I_HY_QP_READY;
+            }
             break;
         case IWV_EVENT_REJECTED:
         case IWV_EVENT_UNREACHABLE:
@@ -296,12 +409,76 @@ static int rnic_busy(void *arg)
     return r->dev && (r->in_flight > 0 || r->windows > 0) && iwv_device_tx_blocked(r->dev);
 }
 
+/* A header from the peer landed in the next receive slot: take it, give the slot back, and let
+ * hy_placed.c handle it. Flushed receives (the QP broke or went) only end. */
+static void received(const struct iwv_wc *wc)
+{
+    hy_qp_entry *e = entry_of_num(wc->qp_num);
+    MPIDI_CH3I_Hy_header_t h;
+    unsigned slot;
+    if (!e || wc->status != IWV_WC_SUCCESS)
+        return;
+    slot = e->recv_next++ % HY_CREDITS;
+    memcpy(&h, &e->mem->recv[slot], sizeof(h));
+    if (wc->byte_len != sizeof(h)) {
+        char what[128];
+        snprintf(what, sizeof(what), "rank %d sent a %u-byte message on its queue pair, not a "
+                 "%zu-byte PUT header; closing that queue pair", e->vc->pg_rank,
+                 (unsigned) wc->byte_len, sizeof(h));
+        complain(what, NULL);
+        MPIDI_CH3I_Hy_close_qp(e->vc);
+        return;
+    }
+    if (post_header_recv(e, slot) != 0) {
+        complain("cannot post a receive on a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
+        MPIDI_CH3I_Hy_close_qp(e->vc);
+    }
+    MPIDI_CH3I_Hy_header_arrived(e->vc, &h);
+}
+
+void MPIDI_CH3I_Hy_poll_cq(void)
+{
+    static int polling;
+    MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
+    struct iwv_wc wc[16];
+    int n;
+    if (!r->dev || polling)
+        return;         /* what a handler run from here sends does not poll again */
+    polling = 1;
+    /* The event fd fired for the first entry since it was armed: once entries were taken, clear
+     * it and arm it again, then look once more for entries that came in between. */
+    while ((n = iwv_poll_cq(r->cq, 16, wc)) > 0) {
+        for (int i = 0; i < n; i++) {
+            if (wc[i].wr_id == HY_RECV_WR_ID)
+                received(&wc[i]);
+            else
+                MPIDI_CH3I_Hy_completed(&wc[i]);
+        }
+        r->polled += n;
+        iwv_cq_ack_event(r->cq);
+        iwv_req_notify_cq(r->cq, 0);
+    }
+    polling = 0;
+    if (n < 0) {
+        complain("the RDMA completion queue overflowed", NULL);
+        MPID_Abort(NULL, MPI_ERR_INTERN, 1, "ch3:hybrid: RDMA completion queue overflow");
+    }
+}
+
+void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc)
+{
+    if (vc->ch.hy.qp)
+        iwv_modify_qp(vc->ch.hy.qp, IWV_QPS_ERR);
+    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING)
+        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+}
+
 static int cq_stage(void *arg)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
-    struct iwv_wc wc[16];
     struct iwv_event ev;
-    int work = 0, n;
+    unsigned long long before = r->polled;
+    int work = 0;
     (void) arg;
     /* Connection events left over when the last window went wait for the next one. */
     if (!r->dev || (r->windows == 0 && r->in_flight == 0))
@@ -311,20 +488,8 @@ static int cq_stage(void *arg)
         on_event(&ev);
         work++;
     }
-    /* The event fd fired for the first entry since it was armed: once entries were taken, clear
-     * it and arm it again, then look once more for entries that came in between. */
-    while ((n = iwv_poll_cq(r->cq, 16, wc)) > 0) {
-        for (int i = 0; i < n; i++)
-            MPIDI_CH3I_Hy_completed(&wc[i]);
-        work += n;
-        iwv_cq_ack_event(r->cq);
-        iwv_req_notify_cq(r->cq, 0);
-    }
-    if (n < 0) {
-        complain("the RDMA completion queue overflowed", NULL);
-        MPID_Abort(NULL, MPI_ERR_INTERN, 1, "ch3:hybrid: RDMA completion queue overflow");
-    }
-    return work;
+    MPIDI_CH3I_Hy_poll_cq();
+    return work + (int) (r->polled - before);
 }
 
 int MPIDI_CH3I_Hy_open(void)
@@ -396,11 +561,7 @@ int MPIDI_CH3I_Hy_finalize(void)
     if (!r->dev)
         return MPI_SUCCESS;
     while (qps) {
-        MPIDI_VC_t *vc = qps->vc;
-        if (vc->ch.hy.qp == qps->qp) {
-            vc->ch.hy.qp = NULL;
-            vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
-        }
+        qps->vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
         destroy_qp(qps->qp);
     }
     iwv_dereg_mr(r->scratch);

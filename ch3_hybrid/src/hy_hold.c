@@ -8,6 +8,8 @@ void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
     h->next = NULL;
     h->vc = vc;
+    if (!h->on_qp)
+        vc->ch.hy.held_sctp++;
     if (vc->ch.hy.held_tail)
         vc->ch.hy.held_tail->next = h;
     else
@@ -46,6 +48,28 @@ static void count(const MPIDI_CH3I_Hy_held * h)
     r->bytes += h->len;
 }
 
+/* An on_qp entry's Read fetched the peer's receive count: our credit for further headers. */
+static void take_credit(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
+{
+    unsigned posted;
+    if (!vc->ch.hy.mem)
+        return;
+    posted = vc->ch.hy.mem->credit_read[h->seq % MPIDI_CH3I_HY_HEADER_CREDITS];
+    if ((int) (posted - vc->ch.hy.credit) > 0)
+        vc->ch.hy.credit = posted;
+}
+
+/* A header that went on a QP that broke may or may not have been handled: only the peer knows.
+ * 1 once its answer is here. */
+static int fate_known(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
+{
+    if (!h->on_qp || !h->failed || vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED)
+        return 1;
+    if (vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_NONE)
+        *mpi_errno = MPIDI_CH3I_Hy_ask_sync(vc);
+    return 0;
+}
+
 /* Send one entry that no longer waits. */
 static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
@@ -60,6 +84,15 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             break;
         case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
             deregister(h);
+            if (h->on_qp && (!h->failed || (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0)) {
+                /* The target has the header (its Read completed, or its QP_SYNC_ACK says so). */
+                if (!h->failed)
+                    take_credit(vc, h);
+                h->failed = 0;
+                count(h);
+                mpi_errno = MPIDI_CH3I_Request_sent(vc, h->sreq);
+                break;
+            }
             count(h);
             if (!h->failed) {
                 h->pkt.type = h->placed;
@@ -97,10 +130,13 @@ int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_CH3I_Hy_held *h;
-    while ((h = vc->ch.hy.held_head) != NULL && h->pending == 0) {  /* 0 unless an RDMA transfer */
+    while ((h = vc->ch.hy.held_head) != NULL && h->pending == 0 /* 0 unless an RDMA transfer */
+           && fate_known(vc, h, &mpi_errno)) {
         vc->ch.hy.held_head = h->next;
         if (!h->next)
             vc->ch.hy.held_tail = NULL;
+        if (!h->on_qp)
+            vc->ch.hy.held_sctp--;
         int err = send_held(vc, h);
         if (err && !mpi_errno)
             mpi_errno = err;
@@ -146,6 +182,8 @@ void MPIDI_CH3I_Hy_vc_lost(MPIDI_VC_t * vc, int mpi_errno)
 {
     MPIDI_CH3I_Hy_held *h = vc->ch.hy.held_head;
     vc->ch.hy.held_head = vc->ch.hy.held_tail = NULL;
+    vc->ch.hy.held_sctp = 0;
+    MPIDI_CH3I_Hy_drop_deferred(vc);
     if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING)
         vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
     while (h) {

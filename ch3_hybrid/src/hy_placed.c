@@ -2,7 +2,18 @@
  * a channel type; its handler runs CH3's own handler for the original type with no data bytes,
  * then finishes the request at once instead of waiting for bytes from the wire. All of CH3's
  * flag, lock, acknowledgement and counter logic runs as it does for data that came on SCTP.
- * GET_WRITE, a GET to answer by RDMA Write, also runs CH3's GET handler. */
+ * GET_WRITE, a GET to answer by RDMA Write, also runs CH3's GET handler.
+ *
+ * A PUT header may also come as an RDMAP Send on the QP, behind its Write. CH3 needs the packets
+ * of a peer handled in the order it issued them, and the QP and SCTP are two paths:
+ *  - a header names how many SCTP control packets its sender sent before it; it waits (deferred)
+ *    until this side has fully handled that many from the peer;
+ *  - the sender holds every later SCTP packet until the Read it posted behind the header
+ *    completes, so the header's receive completion is in our CQ when such a packet arrives: the
+ *    CQ is polled before each packet from a peer with a QP is handled.
+ * If the QP breaks while headers are in flight, the sender asks (QP_SYNC) how many of its
+ * headers were handled; this side closes its end of the QP first, so the answer is final, and
+ * the sender resends the others on SCTP. */
 #include "mpidi_ch3_impl.h"
 
 MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
@@ -136,8 +147,161 @@ int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get)
     }
 }
 
+/* ---- PUT headers that came on the QP ---- */
+
+typedef struct MPIDI_CH3I_Hy_deferred {
+    struct MPIDI_CH3I_Hy_deferred *next;
+    MPIDI_CH3I_Hy_header_t h;
+} hy_deferred;
+
+static void raise_error(int mpi_errno)
+{
+    if (mpi_errno && !MPIDI_CH3I_pending_errno)
+        MPIDI_CH3I_pending_errno = mpi_errno;
+}
+
+/* Every SCTP control packet sent before header h has been handled. */
+static int predecessors_done(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
+{
+    return (int) (vc->ch.hy.ctl_done - h->after_ctl) >= 0;
+}
+
+static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
+{
+    MPIDI_CH3_Pkt_t pkt = h->pkt;
+    MPIR_Request *rreq = NULL;
+    intptr_t buflen = 0;
+    vc->ch.hy.headers_done++;
+    if (pkt.type != MPIDI_CH3_PKT_HY_PUT_PLACED) {
+        char why[128];
+        snprintf(why, sizeof(why), "ch3:hybrid: rank %d sent packet type %d on its queue pair, "
+                 "where only PUT headers go", vc->pg_rank, (int) pkt.type);
+        raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                         MPI_ERR_INTERN, "**fail", "**fail %s", why));
+        return;
+    }
+    raise_error(put_placed(vc, &pkt, NULL, &buflen, &rreq));
+}
+
+static void run_deferred(MPIDI_VC_t * vc)
+{
+    hy_deferred *d;
+    while ((d = vc->ch.hy.deferred_head) != NULL && predecessors_done(vc, &d->h)) {
+        vc->ch.hy.deferred_head = d->next;
+        if (!d->next)
+            vc->ch.hy.deferred_tail = NULL;
+        handle_header(vc, &d->h);
+        MPL_free(d);
+    }
+}
+
+void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
+{
+    hy_deferred *d;
+    if (!vc->ch.hy.deferred_head && predecessors_done(vc, h)) {
+        handle_header(vc, h);
+        return;
+    }
+    d = (hy_deferred *) MPL_malloc(sizeof(*d), MPL_MEM_RMA);
+    if (!d) {
+        MPID_Abort(NULL, MPI_ERR_NO_MEM, 1, "ch3:hybrid: out of memory for a PUT header that "
+                   "arrived before the packets preceding it");
+        return;
+    }
+    d->h = *h;
+    d->next = NULL;
+    if (vc->ch.hy.deferred_tail)
+        vc->ch.hy.deferred_tail->next = d;
+    else
+        vc->ch.hy.deferred_head = d;
+    vc->ch.hy.deferred_tail = d;
+}
+
+void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc)
+{
+    if (vc->ch.hy.qp)
+        MPIDI_CH3I_Hy_poll_cq();
+    run_deferred(vc);
+}
+
+void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc, int control)
+{
+    if (!control)
+        return;
+    vc->ch.hy.ctl_done++;
+    run_deferred(vc);
+}
+
+void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc)
+{
+    while (vc->ch.hy.deferred_head) {
+        hy_deferred *d = vc->ch.hy.deferred_head;
+        vc->ch.hy.deferred_head = d->next;
+        MPL_free(d);
+    }
+    vc->ch.hy.deferred_tail = NULL;
+}
+
+/* ---- after a QP broke: which headers did the peer handle? ---- */
+
+static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned headers_done)
+{
+    MPIDI_CH3_Pkt_t pkt;
+    struct iovec iov = { &pkt, sizeof(pkt) };
+    MPIR_Request *sreq = NULL;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.type = type;
+    pkt.hy_sync.headers_done = headers_done;
+    /* Not held: the sender's held packets wait for exactly this answer. */
+    return MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
+}
+
+int MPIDI_CH3I_Hy_ask_sync(MPIDI_VC_t * vc)
+{
+    vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ASKED;
+    return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0);
+}
+
+/* Close our end first: no header lands after the count we answer (the peer resends the rest). */
+static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                   MPIR_Request ** rreqp)
+{
+    (void) pkt, (void) data;
+    *buflen = 0;
+    *rreqp = NULL;
+    MPIDI_CH3I_Hy_close_qp(vc);
+    MPIDI_CH3I_Hy_poll_cq();
+    run_deferred(vc);
+    MPIR_Assert(vc->ch.hy.deferred_head == NULL);   /* the asking packet followed them all */
+    return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
+}
+
+static int qp_sync_ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                       MPIR_Request ** rreqp)
+{
+    (void) data;
+    *buflen = 0;
+    *rreqp = NULL;
+    vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
+    vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ANSWERED;
+    if (getenv("MPICH_SCTP_QUIET") == NULL) {
+        int unsure = 0, handled = 0;
+        for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
+            if (h->on_qp && h->failed) {
+                unsure++;
+                handled += (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0;
+            }
+        fprintf(stderr, "[ch3:hybrid] rank %d: rank %d had handled %d of the %d PUT headers in flight "
+                "on the broken queue pair; the other PUTs go again over SCTP\n", MPIR_Process.rank,
+                vc->pg_rank, handled, unsure);
+    }
+    return MPIDI_CH3I_Hy_release(vc);
+}
+
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
+    table[MPIDI_CH3_PKT_HY_QP_SYNC] = qp_sync;
+    table[MPIDI_CH3_PKT_HY_QP_SYNC_ACK] = qp_sync_ack;
     table[MPIDI_CH3_PKT_HY_PUT_PLACED] = put_placed;
     table[MPIDI_CH3_PKT_HY_GET_PLACED] = get_placed;
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;

@@ -79,9 +79,22 @@ static void drop_transfer(MPIDI_CH3I_Hy_held * h)
     MPL_free(h);
 }
 
+/* MPICH_HYBRID_TEST_BREAK_QP_AFTER: the QP breaks under the transfer just posted. */
+static void break_for_test(MPIDI_VC_t * vc)
+{
+    static long posted;
+    if (MPIDI_CH3I_Hy_config.break_qp_after > 0 && ++posted == MPIDI_CH3I_Hy_config.break_qp_after) {
+        fprintf(stderr, "[ch3:hybrid] rank %d: breaking the queue pair to rank %d for a test\n",
+                MPIR_Process.rank, vc->pg_rank);
+        MPIDI_CH3I_Hy_close_qp(vc);
+    }
+}
+
 /* Post the chain and hold the transfer in issue order; 0 if the QP refused the first WR. If it
- * refused a later one (a full queue), what went is awaited and the transfer then resent on SCTP. */
-static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr)
+ * refused a later one (a full queue), what went is awaited and the transfer then resent on SCTP.
+ * `header`: the chain's header Send, if it has one; the transfer is on_qp once that went. */
+static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr,
+                struct iwv_send_wr *header)
 {
     struct iwv_send_wr *bad = NULL;
     if (iwv_post_send(vc->ch.hy.qp, wr, &bad) != 0) {
@@ -89,10 +102,17 @@ static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr)
             return 0;
         h->failed = 1;
     }
-    for (struct iwv_send_wr * w = wr; w && w != bad; w = w->next)
+    for (struct iwv_send_wr * w = wr; w && w != bad; w = w->next) {
         h->pending++;
+        if (w == header) {
+            h->on_qp = 1;
+            h->seq = ++vc->ch.hy.headers_sent;
+            MPIDI_CH3I_Hy_rnic.qp_headers++;
+        }
+    }
     MPIDI_CH3I_Hy_rnic.in_flight++;
     MPIDI_CH3I_Hy_hold(vc, h);
+    break_for_test(vc);
     return 1;
 }
 
@@ -109,7 +129,46 @@ static int post_write(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, const void *remot
     struct iwv_send_wr write = rdma_wr(IWV_WR_RDMA_WRITE, h, &data, remote, stag);
     struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &fence, remote, stag);
     write.next = &read;
-    return post(vc, h, &write);
+    return post(vc, h, &write, NULL);
+}
+
+/* Headers may go on the QP: the peer's receive count is known and leaves a receive free, no
+ * sync is under way, and nothing held to this peer still goes on SCTP (a header must not pass
+ * it). */
+static int header_may_go_on_qp(MPIDI_VC_t * vc)
+{
+    const MPIDI_CH3I_Hy_vc *hy = &vc->ch.hy;
+    return MPIDI_CH3I_Hy_config.header_on_qp && hy->peer_posted_addr && hy->mem && hy->held_sctp == 0 && hy->sync == MPIDI_CH3I_HY_SYNC_NONE
+        && (int) (hy->credit - hy->headers_sent) > 0;
+}
+
+/* The data of h->iov[1] into (stag, remote); the PUT header as a Send, which the target handles
+ * with the data in place (RDMAP delivers in order); a Read of the target's receive count, whose
+ * completion says the header arrived (so later SCTP packets may go) and refreshes our credit. */
+static int post_write_and_header(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, const void *remote,
+                                 uint32_t stag)
+{
+    MPIDI_CH3I_Hy_qp_mem *mem = vc->ch.hy.mem;
+    unsigned slot = (vc->ch.hy.headers_sent + 1) % MPIDI_CH3I_HY_HEADER_CREDITS;
+    MPIDI_CH3I_Hy_header_t *msg = &mem->send[slot];
+    uint32_t lkey = vc->ch.hy.mem_mr->lkey;
+    struct iwv_sge data = { (uint64_t) (uintptr_t) h->iov[1].iov_base, (uint32_t) h->iov[1].iov_len,
+        h->mr->lkey
+    };
+    struct iwv_sge header = { (uint64_t) (uintptr_t) msg, sizeof(*msg), lkey };
+    struct iwv_sge count = { (uint64_t) (uintptr_t) & mem->credit_read[slot], sizeof(uint32_t), lkey };
+    struct iwv_send_wr write = rdma_wr(IWV_WR_RDMA_WRITE, h, &data, remote, stag);
+    struct iwv_send_wr send = rdma_wr(IWV_WR_SEND, h, &header, NULL, 0);
+    struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &count,
+                                      (const void *) (uintptr_t) vc->ch.hy.peer_posted_addr,
+                                      vc->ch.hy.peer_posted_stag);
+    msg->after_ctl = vc->ch.hy.ctl_sent;
+    msg->pad = 0;
+    msg->pkt = h->pkt;
+    msg->pkt.type = MPIDI_CH3_PKT_HY_PUT_PLACED;
+    write.next = &send;
+    send.next = &read;
+    return post(vc, h, &write, &send);
 }
 
 int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
@@ -135,7 +194,10 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
     }
     h->iov[1] = iov[1];         /* also for a resend on SCTP if the Write fails */
     h->n = 2;
-    rc = post_write(vc, h, put->addr, stag);
+    if (header_may_go_on_qp(vc))
+        rc = post_write_and_header(vc, h, put->addr, stag);
+    else
+        rc = post_write(vc, h, put->addr, stag);
     if (!rc) {
         MPIR_Request_free(h->sreq);     /* both references */
         MPIR_Request_free(h->sreq);
@@ -236,7 +298,7 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, int *mpi_er
     {
         struct iwv_sge into = { (uint64_t) (uintptr_t) rreq->dev.user_buf, (uint32_t) len, h->mr->lkey };
         struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &into, get->addr, stag);
-        rc = post(vc, h, &read);
+        rc = post(vc, h, &read, NULL);
     }
     if (!rc)
         drop_transfer(h);

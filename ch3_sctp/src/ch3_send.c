@@ -101,6 +101,16 @@ static int awaited_if_sent(MPIDI_VC_t * vc, MPI_Request awaited, int mpi_errno)
     return mpi_errno;
 }
 
+/* ch3:hybrid's PUT headers on a QP name how many control packets went before them. */
+static void count_control(MPIDI_VC_t * vc, const sctpm_key * key)
+{
+#ifdef MPIDI_CH3_HYBRID
+    vc->ch.hy.ctl_sent += key->cls;
+#else
+    (void) vc, (void) key;
+#endif
+}
+
 /* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
 {
@@ -126,6 +136,7 @@ int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iov
     rc = sctpm_send(MPIDI_CH3I_sctp, vc->ch.peer, &key, iov, n, sreq);
     if (rc < 0)
         return MPIDI_CH3I_Peer_error(vc, rc);
+    count_control(vc, &key);
     if (rc == 0)
         return request_sent(sreq);
     return MPI_SUCCESS;
@@ -188,7 +199,10 @@ int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Req
     if (total <= MPIDI_CH3I_COPY_LIMIT) {
         MPIDI_CH3I_Key_of((MPIDI_CH3_Pkt_t *) iov[0].iov_base, NULL, &key);
         rc = sctpm_send_copy(MPIDI_CH3I_sctp, vc->ch.peer, &key, iov, n);
-        return rc < 0 ? MPIDI_CH3I_Peer_error(vc, rc) : MPI_SUCCESS;
+        if (rc < 0)
+            return MPIDI_CH3I_Peer_error(vc, rc);
+        count_control(vc, &key);
+        return MPI_SUCCESS;
     }
     /* Large (e.g. a PUT's origin data): the caller's buffers stay valid until the request completes. */
     MPIR_Request *sreq = MPIDI_CH3I_Send_request_create(iov[0].iov_base);

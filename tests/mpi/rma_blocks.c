@@ -11,7 +11,8 @@
  * point-to-point path, and must be just as correct).
  *
  * On ch3:hybrid it also prints the channel's MPI_T counters of operations RDMA carried; with
- * RMA_EXPECT_RDMA=1 in the environment it fails unless RDMA carried both puts and gets, and with
+ * RMA_EXPECT_RDMA=1 in the environment it fails unless RDMA carried both puts and gets and some PUT
+ * headers went as Sends on the queue pair, and with
  * RMA_EXPECT_NO_FALLBACK=1 also if any RDMA transfer failed and went over SCTP instead.
  *
  * Usage: mpiexec -n N rma_blocks [rounds [seconds]]      (2 <= N <= 16)
@@ -295,22 +296,25 @@ static long long pvar_count(const char *name)
 static void report_rdma(void)
 {
     int provided;
-    long long mine[3], all[3];
+    long long mine[4], all[4];
     CHK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     mine[0] = pvar_count("ch3_hybrid_rdma_puts");
     mine[1] = pvar_count("ch3_hybrid_rdma_gets");
     mine[2] = pvar_count("ch3_hybrid_rdma_fallbacks");
+    mine[3] = pvar_count("ch3_hybrid_qp_put_headers");
     CHK(MPI_T_finalize());
     if (mine[0] < 0) {
         if (getenv("RMA_EXPECT_RDMA"))
             FAIL("RMA_EXPECT_RDMA is set but this MPI has no ch3_hybrid_rdma_* counters");
         return;
     }
-    CHK(MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+    CHK(MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
     if (rank == 0)
-        printf("rma_blocks: RDMA carried %lld puts and %lld gets (%lld fell back to SCTP)\n", all[0], all[1], all[2]);
-    if (getenv("RMA_EXPECT_RDMA") && (all[0] == 0 || all[1] == 0))
-        FAIL("RMA_EXPECT_RDMA is set but RDMA carried %lld puts and %lld gets", all[0], all[1]);
+        printf("rma_blocks: RDMA carried %lld puts (%lld headers as Sends on the queue pair) and "
+               "%lld gets (%lld fell back to SCTP)\n", all[0], all[3], all[1], all[2]);
+    if (getenv("RMA_EXPECT_RDMA") && (all[0] == 0 || all[1] == 0 || all[3] == 0))
+        FAIL("RMA_EXPECT_RDMA is set but RDMA carried %lld puts (%lld headers on the queue pair) "
+             "and %lld gets", all[0], all[3], all[1]);
     if (getenv("RMA_EXPECT_NO_FALLBACK") && all[2] != 0)
         FAIL("RMA_EXPECT_NO_FALLBACK is set but %lld RDMA transfers failed over to SCTP", all[2]);
 }
