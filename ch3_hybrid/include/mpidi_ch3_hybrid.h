@@ -152,6 +152,7 @@ int MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq, const s
                                    uint64_t origin_addr, uint32_t origin_stag);
 /* At the origin: the answer to GET_WRITE request `handle` came; drop its buffer's registration. */
 void MPIDI_CH3I_Hy_get_answered(MPI_Request handle);
+void MPIDI_CH3I_Hy_get_targets_lost(MPIDI_VC_t * vc); /* ... or never will: vc is lost */
 
 void MPIDI_CH3I_Hy_pvars_register(void); /* hy_pvars.c */
 

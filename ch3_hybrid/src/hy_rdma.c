@@ -212,9 +212,25 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
 typedef struct hy_get_buffer {
     struct hy_get_buffer *next;
     MPI_Request handle;
+    MPIDI_VC_t *target;
     struct iwv_mr *mr;
 } hy_get_buffer;
 static hy_get_buffer *get_buffers = NULL;
+
+/* The target is lost: its answers never come (the GETs' requests fail in ch3_rma_failure.c). */
+void MPIDI_CH3I_Hy_get_targets_lost(MPIDI_VC_t * vc)
+{
+    for (hy_get_buffer ** p = &get_buffers; *p;) {
+        hy_get_buffer *b = *p;
+        if (b->target != vc) {
+            p = &b->next;
+            continue;
+        }
+        *p = b->next;
+        iwv_dereg_mr(b->mr);
+        MPL_free(b);
+    }
+}
 
 void MPIDI_CH3I_Hy_get_answered(MPI_Request handle)
 {
@@ -247,6 +263,7 @@ static int ask_for_write(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_get_t * get, void 
             return 0;
         }
         kept->handle = get->request_handle;
+        kept->target = vc;
         kept->mr = mr;
         kept->next = get_buffers;
         get_buffers = kept;
