@@ -103,6 +103,8 @@ Device::~Device() {
     endpoint_.reset();
 }
 
+uint64_t Device::activity() const { return target_->activity.load(); }
+
 int Device::fd() {
     target_->external.store(true);
     return target_->fd;

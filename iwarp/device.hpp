@@ -73,7 +73,8 @@ public:
     uint16_t sctp_port() const { return endpoint_->port(); }
     uint16_t udp_port() const { return udp_port_; }
     iwv_progress_mode mode() const { return mode_; }
-    int fd(); // from then on every upcall writes it (the owner polls it)
+    int fd();
+    uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 
     // All below: with mu held.
     int progress_locked();

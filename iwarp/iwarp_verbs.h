@@ -54,6 +54,9 @@ int iwv_close_device(iwv_device *dev); /* EBUSY while PDs, CQs or QPs exist */
 const char *iwv_last_error(iwv_device *dev);
 uint16_t iwv_device_sctp_port(iwv_device *dev);
 uint16_t iwv_device_udp_port(iwv_device *dev);
+/* Lock-free, for a caller's spin loop: a count of the RNIC socket's upcalls (it moves when the
+ * RNIC may have work; caller mode then needs iwv_progress). */
+uint64_t iwv_device_activity(iwv_device *dev);
 
 /* Caller-driven progress: runs the RNIC once, waiting up to timeout_ms (0 = poll, -1 = forever)
  * for work when there is none. Returns the amount of work done (>= 0). In thread mode it only waits. */
@@ -129,6 +132,7 @@ int iwv_poll_cq(iwv_cq *cq, int num_entries, struct iwv_wc *wc); /* count, or -1
  * as ibv_req_notify_cq. The fd stays readable until iwv_cq_ack_event. */
 int iwv_req_notify_cq(iwv_cq *cq, int solicited_only);
 int iwv_cq_fd(iwv_cq *cq);
+int iwv_cq_pending(iwv_cq *cq); /* lock-free: 1 if entries seem to be waiting (a hint for spin loops) */
 void iwv_cq_ack_event(iwv_cq *cq);
 /* Wait until the CQ is non-empty or timeout_ms passes (-1 = forever); drives progress in caller
  * mode. Returns 1 if entries are waiting, 0 on timeout. */

@@ -76,6 +76,7 @@ const char* iwv_last_error(iwv_device* dev) {
 }
 uint16_t iwv_device_sctp_port(iwv_device* dev) { return dev->impl->sctp_port(); }
 uint16_t iwv_device_udp_port(iwv_device* dev) { return dev->impl->udp_port(); }
+uint64_t iwv_device_activity(iwv_device* dev) { return dev->impl->activity(); }
 int iwv_device_fd(iwv_device* dev) { return dev->impl->fd(); }
 
 int iwv_device_tx_blocked(iwv_device* dev) {
@@ -213,6 +214,7 @@ int iwv_req_notify_cq(iwv_cq* cq, int solicited_only) {
 }
 
 int iwv_cq_fd(iwv_cq* cq) { return cq->q->fd(); }
+int iwv_cq_pending(iwv_cq* cq) { return cq->q->seems_empty() ? 0 : 1; }
 
 void iwv_cq_ack_event(iwv_cq* cq) {
     Lock l(cq->dev->impl->mu);

@@ -189,6 +189,13 @@ int sctpm_watch_fd(sctpm_transport* t, int fd) {
     return 0;
 }
 
+int sctpm_add_spin_probe(sctpm_transport* t, int (*ready)(void*), void* arg) {
+    if (!ready)
+        return -1;
+    t->impl->add_spin_probe(ready, arg);
+    return 0;
+}
+
 int sctpm_add_busy(sctpm_transport* t, int (*busy)(void*), void* arg) {
     if (!busy)
         return -1;

@@ -46,7 +46,15 @@ int Progress::run_once() {
 
 void Progress::watch(int fd) { polled_.push_back({fd, POLLIN, 0}); }
 
-bool Progress::watched_ready() { return polled_.size() > 1 && poll(polled_.data() + 1, polled_.size() - 1, 0) > 0; }
+bool Progress::watched_ready() {
+    if (!probes_.empty()) {
+        for (const auto& probe : probes_)
+            if (probe())
+                return true;
+        return false;
+    }
+    return polled_.size() > 1 && poll(polled_.data() + 1, polled_.size() - 1, 0) > 0;
+}
 
 void Progress::signal() {
     activity_.fetch_add(1, std::memory_order_acq_rel);

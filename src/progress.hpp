@@ -25,6 +25,10 @@ public:
     // A further fd whose readability counts as activity (polled while spinning, waited on while
     // blocked): for work that an upcall does not announce, such as an iWARP completion queue.
     void watch(int fd);
+    // A cheap test that stands for the watched fds while spinning (a poll system call on every
+    // spin round slowed small-message round trips by ~15%): once one is added, spinning waits
+    // ask the probes instead of polling the fds; blocked waits still poll the fds.
+    void add_spin_probe(std::function<bool()> probe) { probes_.push_back(std::move(probe)); }
     int run_once();
 
     // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
@@ -48,6 +52,7 @@ private:
     bool watched_ready(); // a watched fd is readable now
     std::vector<Named> stages_;
     std::vector<pollfd> polled_; // the eventfd, then the watched fds (what a blocked wait polls)
+    std::vector<std::function<bool()>> probes_;
     int efd_ = -1;
     std::atomic<uint64_t> activity_{0};
     std::atomic<bool> sleeping_{false};

@@ -44,6 +44,7 @@ public:
     void wakeup() { progress_.wake(); }
     void add_stage(const std::string& name, int (*fn)(void*), void* arg);
     void watch_fd(int fd) { progress_.watch(fd); }
+    void add_spin_probe(int (*fn)(void*), void* arg) { progress_.add_spin_probe([fn, arg] { return fn(arg) != 0; }); }
     void add_busy(int (*fn)(void*), void* arg) { busy_.push_back({fn, arg}); }
     bool sends_pending() const { return !tx_ready_.empty(); }
 

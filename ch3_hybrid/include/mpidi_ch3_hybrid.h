@@ -61,6 +61,8 @@ typedef struct {
     iwv_cq *cq;
     struct iwv_mr *scratch;   /* target of the 1-byte fence Reads */
     int fd;                   /* caller mode: the RNIC's work fd */
+    uint64_t seen_activity;   /* the RNIC socket's upcall count when the CQ stage last ran it */
+    int more;                 /* its last round found work: run it again */
     char fence_byte[64];
     int windows;              /* live windows: the CQ stage runs only while > 0 or work is left */
     int in_flight;            /* RDMA operations not yet completed */
