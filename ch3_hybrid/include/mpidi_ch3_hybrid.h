@@ -66,7 +66,6 @@ typedef struct {
     char fence_byte[64];
     int windows;              /* live windows: the CQ stage runs only while > 0 or work is left */
     int in_flight;            /* RDMA operations not yet completed */
-    unsigned long long polled;  /* completions taken from the CQ */
     int failed;               /* the RNIC could not be opened: RDMA is off for this process */
     /* MPI_T counters (hy_pvars.c) */
     unsigned long long puts, gets;      /* operations whose data RDMA placed */
@@ -83,7 +82,7 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
 int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc);     /* 1 if RDMA may go to this peer now */
 int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_port,
                                 unsigned short *udp_port);
-void MPIDI_CH3I_Hy_poll_cq(void);  /* handle what the CQ holds now (also before SCTP packets) */
+int MPIDI_CH3I_Hy_poll_cq(void);   /* handle what the CQ holds now (also before SCTP packets) */
 void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc);    /* into ERR at once: nothing more lands from it */
 
 /* ---- registered windows of peers (hy_window.c) ---- */
@@ -170,10 +169,10 @@ typedef struct {
 extern MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
 int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get); /* Read done, no lock to release */
 /* PUT headers on the QP, at the target: one arrived (from the CQ); an SCTP packet from vc is
- * about to be handled; one was fully handled (control: of the ordered control class). */
+ * about to be handled; it was fully handled. */
 void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h);
-void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc);
-void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc, int control);
+void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt);
+void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc);
 void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc);      /* the peer is gone */
 /* At the origin, the QP broke under headers: ask the peer how many it handled (QP_SYNC_ACK then
  * sets vc->ch.hy.peer_headers_done and releases what waits). */

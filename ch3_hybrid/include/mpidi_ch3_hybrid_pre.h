@@ -35,6 +35,7 @@ typedef struct MPIDI_CH3I_Hy_vc {
     uint64_t peer_posted_addr;     /* where the peer counts them (0: unknown, headers stay on SCTP) */
     uint32_t peer_posted_stag;
     unsigned headers_done;         /* headers from the peer handled */
+    int recv_control;              /* the SCTP packet being handled is of the control class */
     struct MPIDI_CH3I_Hy_deferred *deferred_head, *deferred_tail; /* arrived before their predecessors */
     enum { MPIDI_CH3I_HY_SYNC_NONE = 0, MPIDI_CH3I_HY_SYNC_ASKED, MPIDI_CH3I_HY_SYNC_ANSWERED } sync;
     unsigned peer_headers_done;    /* the peer's answer: how many of our headers it handled */

@@ -408,20 +408,30 @@ static int run_rnic(MPIDI_CH3I_Hy_rnic_t * r)
     return r->more;
 }
 
-/* For the progress engine's spin loop, instead of a poll system call on our fds each round: has
- * the RNIC's socket seen activity since the stage last ran, or are completions waiting? */
+/* The CQ stage works while a window exists or transfers are in flight (connection events left
+ * over when the last window went wait for the next one). */
+static int rnic_active(const MPIDI_CH3I_Hy_rnic_t * r)
+{
+    return r->dev && (r->windows > 0 || r->in_flight > 0);
+}
+
+/* Has the RNIC's socket seen activity since the stage last ran it, or are completions waiting? */
+static int rnic_has_news(const MPIDI_CH3I_Hy_rnic_t * r)
+{
+    return r->more || iwv_device_activity(r->dev) != r->seen_activity || iwv_cq_pending(r->cq);
+}
+
+/* For the progress engine's spin loop, instead of a poll system call on our fds each round. */
 static int rnic_ready(void *arg)
 {
-    MPIDI_CH3I_Hy_rnic_t *r = (MPIDI_CH3I_Hy_rnic_t *) arg;
-    if (!r->dev || (r->windows == 0 && r->in_flight == 0))
-        return 0;
-    return r->more || iwv_device_activity(r->dev) != r->seen_activity || iwv_cq_pending(r->cq);
+    const MPIDI_CH3I_Hy_rnic_t *r = (const MPIDI_CH3I_Hy_rnic_t *) arg;
+    return rnic_active(r) && rnic_has_news(r);
 }
 
 static int rnic_busy(void *arg)
 {
     MPIDI_CH3I_Hy_rnic_t *r = (MPIDI_CH3I_Hy_rnic_t *) arg;
-    return r->dev && (r->in_flight > 0 || r->windows > 0) && iwv_device_tx_blocked(r->dev);
+    return rnic_active(r) && iwv_device_tx_blocked(r->dev);
 }
 
 /* A header from the peer landed in the next receive slot: take it, give the slot back, and let
@@ -451,14 +461,14 @@ static void received(const struct iwv_wc *wc)
     MPIDI_CH3I_Hy_header_arrived(e->vc, &h);
 }
 
-void MPIDI_CH3I_Hy_poll_cq(void)
+int MPIDI_CH3I_Hy_poll_cq(void)
 {
     static int polling;
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
     struct iwv_wc wc[16];
-    int n;
+    int n, taken = 0;
     if (!r->dev || polling)
-        return;         /* what a handler run from here sends does not poll again */
+        return 0;       /* what a handler run from here sends does not poll again */
     polling = 1;
     /* The event fd fired for the first entry since it was armed: once entries were taken, clear
      * it and arm it again, then look once more for entries that came in between. */
@@ -469,7 +479,7 @@ void MPIDI_CH3I_Hy_poll_cq(void)
             else
                 MPIDI_CH3I_Hy_completed(&wc[i]);
         }
-        r->polled += n;
+        taken += n;
         iwv_cq_ack_event(r->cq);
         iwv_req_notify_cq(r->cq, 0);
     }
@@ -478,6 +488,7 @@ void MPIDI_CH3I_Hy_poll_cq(void)
         complain("the RDMA completion queue overflowed", NULL);
         MPID_Abort(NULL, MPI_ERR_INTERN, 1, "ch3:hybrid: RDMA completion queue overflow");
     }
+    return taken;
 }
 
 void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc)
@@ -492,15 +503,13 @@ static int cq_stage(void *arg)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
     struct iwv_event ev;
-    unsigned long long before = r->polled;
     int work = 0;
     (void) arg;
-    /* Connection events left over when the last window went wait for the next one. */
-    if (!r->dev || (r->windows == 0 && r->in_flight == 0))
+    if (!rnic_active(r))
         return 0;
     /* With no transfer of ours in flight, nothing can have happened unless the RNIC's socket
      * saw activity: skip the device's locks (they cost small messages ~5% of a round trip). */
-    if (r->in_flight == 0 && !rnic_ready(r)) {
+    if (r->in_flight == 0 && !rnic_has_news(r)) {
         drain_fd(r);
         return 0;
     }
@@ -509,8 +518,7 @@ static int cq_stage(void *arg)
         on_event(&ev);
         work++;
     }
-    MPIDI_CH3I_Hy_poll_cq();
-    return work + (int) (r->polled - before);
+    return work + MPIDI_CH3I_Hy_poll_cq();
 }
 
 int MPIDI_CH3I_Hy_open(void)

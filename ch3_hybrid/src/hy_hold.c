@@ -184,9 +184,10 @@ void MPIDI_CH3I_Hy_vc_lost(MPIDI_VC_t * vc, int mpi_errno)
     vc->ch.hy.held_head = vc->ch.hy.held_tail = NULL;
     vc->ch.hy.held_sctp = 0;
     MPIDI_CH3I_Hy_drop_deferred(vc);
+    /* Into ERR first: the RNIC places nothing more into the buffers dropped below, and the
+     * abandoned transfers' completions come at once, flushed. */
+    MPIDI_CH3I_Hy_close_qp(vc);
     MPIDI_CH3I_Hy_get_targets_lost(vc);
-    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING)
-        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
     while (h) {
         MPIDI_CH3I_Hy_held *next = h->next;
         switch (h->kind) {

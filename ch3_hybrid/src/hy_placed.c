@@ -10,7 +10,7 @@
  *    until this side has fully handled that many from the peer;
  *  - the sender holds every later SCTP packet until the Read it posted behind the header
  *    completes, so the header's receive completion is in our CQ when such a packet arrives: the
- *    CQ is polled before each packet from a peer with a QP is handled.
+ *    CQ is polled before each control packet from a peer with a QP is handled.
  * If the QP breaks while headers are in flight, the sender asks (QP_SYNC) how many of its
  * headers were handled; this side closes its end of the QP first, so the answer is final, and
  * the sender resends the others on SCTP. */
@@ -217,16 +217,20 @@ void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t 
     vc->ch.hy.deferred_tail = d;
 }
 
-void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc)
+/* Only control packets are ordered with headers (MPI orders nothing between point-to-point and
+ * one-sided traffic), so messages matched by MPI pay nothing here. */
+void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
-    if (vc->ch.hy.qp)
+    sctpm_key key;
+    MPIDI_CH3I_Key_of(pkt, NULL, &key);
+    vc->ch.hy.recv_control = key.cls;
+    if (key.cls && vc->ch.hy.qp)
         MPIDI_CH3I_Hy_poll_cq();
-    run_deferred(vc);
 }
 
-void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc, int control)
+void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc)
 {
-    if (!control)
+    if (!vc->ch.hy.recv_control)
         return;
     vc->ch.hy.ctl_done++;
     run_deferred(vc);

@@ -24,7 +24,6 @@ typedef struct MPIDI_CH3I_VC {
     int closed;                       /* CH3's close handshake finished (Connection_terminate) */
     struct MPIR_Request *recv_active; /* request whose iov takes the next bytes from this VC */
     size_t recv_filled;               /* bytes of recv_active's current iov already filled */
-    int recv_control;                 /* the packet being handled is of the ordered control class */
     int port_name_tag;                /* accept side of connect/accept: the port's tag */
     MPI_Request *awaiting;            /* RMA requests waiting for this peer's response */
     int awaiting_n, awaiting_cap;     /* (ch3_rma_failure.c) */

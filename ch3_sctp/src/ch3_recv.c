@@ -23,29 +23,22 @@ static void raise_error(int mpi_errno)
 }
 
 /* ch3:hybrid orders the PUT headers it receives on queue pairs with the packets handled here. */
-static void before_packet(MPIDI_VC_t * vc)
+static void before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
 #ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_before_packet(vc);
+    MPIDI_CH3I_Hy_before_packet(vc, pkt);
+#else
+    (void) vc, (void) pkt;
+#endif
+}
+
+static void packet_done(MPIDI_VC_t * vc)
+{
+#ifdef MPIDI_CH3_HYBRID
+    MPIDI_CH3I_Hy_packet_done(vc);
 #else
     (void) vc;
 #endif
-}
-
-static void packet_done(MPIDI_VC_t * vc, int control)
-{
-#ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_packet_done(vc, control);
-#else
-    (void) vc, (void) control;
-#endif
-}
-
-static int is_control(const MPIDI_CH3_Pkt_t * pkt)
-{
-    sctpm_key key;
-    MPIDI_CH3I_Key_of(pkt, NULL, &key);
-    return key.cls;
 }
 
 static void fail_vc(MPIDI_VC_t * vc, const char *why)
@@ -102,8 +95,7 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
         return 0;
     }
     buflen = (intptr_t) (head_len - sizeof(pkt));
-    before_packet(vc);
-    vc->ch.recv_control = is_control(&pkt);
+    before_packet(vc, &pkt);
     mpi_errno = pktArray[pkt.type] (vc, &pkt, (char *) head + sizeof(pkt), &buflen, &rreq);
     raise_error(mpi_errno);
     if (rreq) {
@@ -111,7 +103,7 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
         vc->ch.recv_filled = 0;
         *msg = vc;
     } else {
-        packet_done(vc, vc->ch.recv_control);
+        packet_done(vc);
     }
     (void) total;
     return sizeof(pkt) + (size_t) buflen;
@@ -173,7 +165,7 @@ void MPIDI_CH3I_On_placed(void *ctx, void *msg, size_t filled, int last)
         if (complete || mpi_errno) {
             vc->ch.recv_active = NULL;
             rreq = NULL;
-            packet_done(vc, vc->ch.recv_control);
+            packet_done(vc);
         }
         /* else: the iov was reloaded; an empty reload loops to OnDataAvail again */
     }
