@@ -148,6 +148,10 @@ step_vcluster() { run_root_test tests/vcluster/selftest; }
 # with an MPI error, not hang).
 step_failover() { run_root_test tests/vcluster/failover; }
 
+# Every packet fits its rail's MTU (no IP fragment) at MTU 1500, 9000 and mixed rails, for
+# ch3:sctp and the RNIC's associations, and a route MTU that drops mid-run is learned.
+step_mtu() { run_root_test tests/vcluster/no-fragments; }
+
 # The steps, in order. Later work appends its own (MPICH builds, MPI tests) the same way:
 # define step_<name>, then add_step <name> "Title" step_<name> [--always] [--stop].
 add_step deps "Debian packages" step_deps --always --stop
@@ -158,6 +162,7 @@ add_step tsan "iWARP tests under ThreadSanitizer (build/tsan)" step_tsan
 add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
+add_step mtu "No IP fragment on the rails at MTU 1500, 9000 and mixed (root)" step_mtu
 add_step failover "ch3:sctp (and ch3:hybrid RDMA) failover on the virtual cluster (root)" step_failover
 add_step testsuite "MPICH test suite, ch3:sctp (and ch3:hybrid on rma) against ch3:sock" step_testsuite
 

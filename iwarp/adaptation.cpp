@@ -60,6 +60,13 @@ void subscribe(struct socket* so) {
                            "): " + errno_text(errno));
 }
 
+// Our path settings: every path starts at the interfaces' link MTU (or the configured one), then
+// each gets its route's (sctpm::tune_paths).
+sctpm::PathParams path_params(const AdapterConfig& cfg) {
+    const uint32_t link = cfg.path_mtu ? cfg.path_mtu : sctpm::interface_mtu(cfg.bind_addresses);
+    return {link, cfg.path_mtu, cfg.heartbeat_ms, cfg.path_max_retrans};
+}
+
 } // namespace
 
 // ---- one association ----------------------------------------------------------------------------
@@ -72,13 +79,14 @@ SctpLlp::SctpLlp(struct socket* so, const AdapterConfig& cfg, int family, Upcall
         set_int(so_, SCTP_NODELAY, 1, "SCTP_NODELAY");
         // The endpoint made these the defaults its associations start with; an adopted socket's
         // association gets its paths tuned here (its DATA chunks keep the size it started with).
-        sctpm::set_path_params(so_, family, 0, {cfg.path_mtu, cfg.heartbeat_ms, cfg.path_max_retrans}); // keeps usrsctp's if refused
+        const sctpm::PathParams params = path_params(cfg);
+        sctpm::tune_paths(so_, family, 0, params); // keeps usrsctp's if refused
         // RFC 5043 §9: the largest segment that needs no SCTP fragmentation, but not below 516.
         sctp_status st{};
         socklen_t len = sizeof st;
         size_t frag = 0;
         if (usrsctp_getsockopt(so_, IPPROTO_SCTP, SCTP_STATUS, &st, &len) == 0) frag = st.sstat_fragmentation_point;
-        if (frag == 0) frag = DdpEndpoint::segment_limit(cfg.path_mtu);
+        if (frag == 0) frag = DdpEndpoint::segment_limit(sctpm::sctp_path_mtu(params.link_mtu, family));
         if (cfg.max_segment && cfg.max_segment < frag) frag = cfg.max_segment;
         max_message_ = std::max(frag, kMinSegmentLimit);
         usrsctp_set_upcall(so_, upcall, arg);
@@ -224,7 +232,6 @@ DdpEndpoint::DdpEndpoint(const AdapterConfig& cfg, Upcall upcall, void* arg) : c
         family = locals[i].ss_family;
     }
     family_ = family;
-    if (cfg_.path_mtu == 0) cfg_.path_mtu = sctpm::auto_path_mtu(cfg.bind_addresses);
     if (cfg.sctp_port == 0) {
         reservation_fd_ = reserve_port(0, &port_);
     } else {
@@ -251,10 +258,10 @@ DdpEndpoint::DdpEndpoint(const AdapterConfig& cfg, Upcall upcall, void* arg) : c
         set_option(so_, SCTP_INITMSG, &init, sizeof init, "SCTP_INITMSG");
         // The defaults of every association this socket starts or accepts: usrsctp sizes DATA
         // chunks (and so our segments) from the MTU an association starts with, for good.
-        if (int e = sctpm::set_path_params(so_, family, SCTP_FUTURE_ASSOC,
-                                           {cfg_.path_mtu, cfg_.heartbeat_ms, cfg_.path_max_retrans}))
-            throw sctpm::Error("iwarp adaptation: setsockopt SCTP_PEER_ADDR_PARAMS (path MTU " +
-                               std::to_string(cfg_.path_mtu) + "): " + errno_text(e));
+        const sctpm::PathParams params = path_params(cfg_);
+        if (int e = sctpm::set_path_params(so_, family, SCTP_FUTURE_ASSOC, params))
+            throw sctpm::Error("iwarp adaptation: setsockopt SCTP_PEER_ADDR_PARAMS (link MTU " +
+                               std::to_string(params.link_mtu) + "): " + errno_text(e));
         subscribe(so_);
         if (locals.empty()) {
             sockaddr_in any{};

@@ -24,7 +24,7 @@ using Upcall = void (*)(struct socket*, void*, int);
 struct AdapterConfig {
     std::vector<std::string> bind_addresses; // empty: all; several: a multihomed endpoint
     uint16_t sctp_port = 0;   // 0: reserve a free one (see DdpEndpoint)
-    uint32_t path_mtu = 0;    // 0: from the interfaces (sctpm::auto_path_mtu)
+    uint32_t path_mtu = 0;    // link MTU cap (sctpm/path_params.hpp); 0: each path's route decides
     uint32_t max_segment = 0; // 0: no cap below the unfragmented size
     uint32_t heartbeat_ms = 0;     // per path; 0: usrsctp's default
     uint32_t path_max_retrans = 0; // 0: usrsctp's default
@@ -70,7 +70,7 @@ public:
     DdpEndpoint& operator=(const DdpEndpoint&) = delete;
 
     uint16_t port() const { return port_; }
-    const AdapterConfig& config() const { return cfg_; } // path_mtu resolved (never 0)
+    const AdapterConfig& config() const { return cfg_; }
 
     // Non-blocking start of an association; the result shows up in poll(). Throws sctpm::Error
     // naming the address if it cannot even start.

@@ -84,7 +84,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     AdapterConfig cfg;
     if (attr.bind_address) cfg.bind_addresses = split_list(attr.bind_address);
     cfg.sctp_port = attr.sctp_port;
-    cfg.path_mtu = attr.path_mtu;
+    cfg.path_mtu = attr.path_mtu ? attr.path_mtu : stack_settings().path_mtu;
     cfg.max_segment = attr.max_segment;
     cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
     cfg.path_max_retrans = stack_settings().path_max_retrans;

@@ -43,7 +43,7 @@ struct iwv_device_attr {
     const char *bind_address; /* local addresses of the DDP endpoint (RFC 5043 §7.2), comma-separated
                                * (several: each association is multihomed); NULL = all */
     uint16_t sctp_port;       /* SCTP port of the DDP endpoint; 0 = reserve a free one */
-    uint32_t path_mtu;        /* SCTP path MTU set on each association; 0 = from the interfaces */
+    uint32_t path_mtu;        /* largest IP packet on any path (link MTU); 0 = each path's route MTU */
     uint32_t max_segment;     /* cap on DDP segments (SCTP message bytes, DDP-SSN included); 0 = none */
 };
 void iwv_device_attr_init(struct iwv_device_attr *attr);

@@ -7,7 +7,6 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 #include <usrsctp.h>
 
@@ -31,9 +30,6 @@ struct sctp_paddrthlds {
 
 namespace sctpm {
 namespace {
-
-constexpr uint32_t kMaxUsablePathMtu = 65000;
-
 
 // usrsctp's connectx/bindx take a packed array of sockaddrs of their natural sizes.
 std::vector<uint8_t> pack_addresses(const std::vector<sockaddr_storage>& addrs) {
@@ -105,40 +101,6 @@ std::vector<std::string> interface_addresses() {
     return global;
 }
 
-uint32_t auto_path_mtu(const std::vector<std::string>& addresses) {
-    ifaddrs* ifa = nullptr;
-    if (getifaddrs(&ifa) != 0)
-        return 1472;
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    uint32_t best = 0;
-    for (ifaddrs* i = ifa; i; i = i->ifa_next) {
-        if (!i->ifa_addr || !(i->ifa_flags & IFF_UP))
-            continue;
-        int fam = i->ifa_addr->sa_family;
-        if (fam != AF_INET && fam != AF_INET6)
-            continue;
-        std::string text = address_text(i->ifa_addr);
-        bool wanted = addresses.empty() ? !(i->ifa_flags & IFF_LOOPBACK) : false;
-        for (const auto& a : addresses)
-            wanted |= a == text;
-        if (!wanted)
-            continue;
-        ifreq req{};
-        std::strncpy(req.ifr_name, i->ifa_name, IFNAMSIZ - 1);
-        if (fd < 0 || ioctl(fd, SIOCGIFMTU, &req) != 0)
-            continue;
-        uint32_t overhead = fam == AF_INET6 ? 48 : 28; // IP + UDP headers of the encapsulation
-        uint32_t mtu = req.ifr_mtu > static_cast<int>(overhead) ? req.ifr_mtu - overhead : 1200;
-        best = best == 0 ? mtu : std::min(best, mtu);
-    }
-    if (fd >= 0)
-        close(fd);
-    freeifaddrs(ifa);
-    if (best == 0)
-        best = 1472;
-    return std::min(best, kMaxUsablePathMtu);
-}
-
 Endpoint::Endpoint(const Settings& s, uint16_t port, const std::vector<std::string>& addresses)
     : s_(s), port_(port) {
     std::vector<sockaddr_storage> addrs;
@@ -176,7 +138,7 @@ Endpoint::Endpoint(const Settings& s, uint16_t port, const std::vector<std::stri
         }
         bound_ = addresses;
     }
-    path_mtu_ = s.path_mtu ? s.path_mtu : auto_path_mtu(addresses);
+    path_mtu_ = s.path_mtu ? s.path_mtu : interface_mtu(addresses);
     // Also the default of future associations (a per-association setting after COMM_UP left
     // every chunk at 1444 bytes, one per packet).
     if (int e = set_path_params(so_, family_, SCTP_FUTURE_ASSOC, path_params(s_, path_mtu_)))
@@ -318,7 +280,7 @@ RecvResult Endpoint::recv(void* buf, size_t len) {
 
 void Endpoint::tune_association(AssocId assoc) {
     // Failures here leave defaults in place; the association still works, so report nothing fatal.
-    set_path_params(so_, family_, assoc, path_params(s_, path_mtu_));
+    tune_paths(so_, family_, assoc, path_params(s_, path_mtu_));
 
     sctp_paddrthlds th{};
     th.spt_address.ss_family = static_cast<sa_family_t>(family_);

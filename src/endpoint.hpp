@@ -69,7 +69,6 @@ public:
     AssocStatus status(AssocId assoc);
     bool readable(); // the stack has something for recv (data or a notification)
     std::vector<std::string> local_addresses() const { return bound_; }
-    uint32_t path_mtu() const { return path_mtu_; }
     uint16_t port() const { return port_; }
 
 private:
@@ -91,10 +90,6 @@ bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out
 socklen_t sockaddr_len(const sockaddr_storage& ss);
 // Text form of an address (without port).
 std::string address_text(const sockaddr* sa);
-// Largest SCTP path MTU the interfaces holding these addresses carry (UDP/IP overhead removed),
-// capped at 65000 (the largest UDP datagram; usrsctp 0.9.5.0 as released drops packets of more than
-// 32 mbufs, about 16 KB, which tools/patches/usrsctp/send-mbuf-chain.patch lifts).
-uint32_t auto_path_mtu(const std::vector<std::string>& addresses);
 // Turn these SCTP notifications on for every future association of the socket. False (errno set)
 // when the stack refuses one; *refused names it.
 bool subscribe_events(struct socket* so, std::initializer_list<uint16_t> types, uint16_t* refused);

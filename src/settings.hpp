@@ -36,7 +36,7 @@ struct Settings {
     uint32_t path_max_retrans = 2;     // key "path_max_retrans"
     uint32_t assoc_max_retrans = 10;   // key "assoc_max_retrans"
     uint32_t init_max_attempts = 8;    // key "init_max_attempts": INIT retransmissions before CANT_START
-    uint32_t path_mtu = 0;             // key "path_mtu": 0 = from the interfaces' MTU (minus 28), capped at 65000
+    uint32_t path_mtu = 0;             // key "path_mtu": link MTU cap; 0 = each path's route MTU (path_params.hpp)
     uint32_t sndbuf = 8u << 20;        // key "sndbuf" (bytes)
     uint32_t rcvbuf = 8u << 20;        // key "rcvbuf" (bytes); with CMT on, kCmtRcvbuf unless set
     uint32_t udp_buffer = 4u << 20;    // key "udp_buffer": kernel buffers of usrsctp's UDP sockets

@@ -96,6 +96,24 @@ bool enlarge_udp_buffers(const int* fds, int n, uint32_t bytes) {
     return forced;
 }
 
+// Don't fragment: a packet too big for its path is refused (EMSGSIZE) instead of being split
+// by the kernel, and usrsctp then lowers that path's MTU to the kernel's
+// (tools/patches/usrsctp/udp-path-mtu-from-emsgsize.patch). False if a socket refused it.
+bool set_dont_fragment(const int* fds, int n) {
+    bool ok = true;
+    for (int i = 0; i < n; ++i) {
+        sockaddr_storage ss{};
+        socklen_t l = sizeof ss;
+        if (getsockname(fds[i], reinterpret_cast<sockaddr*>(&ss), &l) != 0)
+            continue;
+        const bool v6 = ss.ss_family == AF_INET6;
+        const int value = v6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
+        ok &= setsockopt(fds[i], v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &value,
+                         sizeof value) == 0;
+    }
+    return ok;
+}
+
 } // namespace
 
 void apply_stack_sysctls(const Settings& s) {
@@ -154,6 +172,8 @@ StackInfo start_stack(const Settings& s) {
                     "); choose another port or leave udp_port at 0");
     g_info.udp_port = port;
     g_info.udp_buffers_forced = enlarge_udp_buffers(fds, n, s.udp_buffer);
+    if (!set_dont_fragment(fds, n))
+        throw Error("cannot set don't-fragment (IP_MTU_DISCOVER) on usrsctp's UDP sockets: " + errno_text(errno));
     return g_info;
 }
 

@@ -3,6 +3,7 @@ if HAVE_GTEST
 check_PROGRAMS += tests/unit_tests
 tests_unit_tests_SOURCES = \
 	tests/unit/test_settings.cpp \
+	tests/unit/test_path_params.cpp \
 	tests/unit/test_multihome.cpp \
 	tests/unit/test_frame.cpp \
 	tests/unit/test_reorder.cpp \

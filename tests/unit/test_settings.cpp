@@ -93,7 +93,7 @@ TEST(Settings, DescriptionsStateUnitsAndAllowedValues) {
     EXPECT_NE(description("streams").find("1..1024"), std::string::npos);
     EXPECT_NE(description("fragment_size").find("bytes, 1K..16M; K/M/G suffixes"), std::string::npos);
     EXPECT_NE(description("head_bytes").find("64..1M"), std::string::npos);
-    EXPECT_NE(description("path_mtu").find("0 or 1200..65000"), std::string::npos);
+    EXPECT_NE(description("path_mtu").find("0 or 1200..65536"), std::string::npos);
     EXPECT_NE(description("sndbuf").find("64K..1G"), std::string::npos);
     EXPECT_NE(description("spin_us").find("us, 0..10000000"), std::string::npos);
     EXPECT_NE(description("rto_min_ms").find("ms, 1..600000"), std::string::npos);
@@ -211,11 +211,11 @@ TEST(Settings, SizeLimits) {
 TEST(Settings, PathMtuIsZeroOrAWindow) {
     EXPECT_EQ(set_and_get("path_mtu", "0"), "0");
     EXPECT_EQ(set_and_get("path_mtu", "1200"), "1200");
-    EXPECT_EQ(set_and_get("path_mtu", "65000"), "65000");
+    EXPECT_EQ(set_and_get("path_mtu", "65536"), "65536");
     Settings s;
     EXPECT_EQ(error_of([&] { sctpm::set_setting(s, "path_mtu", "1199"); }),
-              "path_mtu: '1199' is out of range (0 or 1200..65000)");
-    EXPECT_ERROR(sctpm::set_setting(s, "path_mtu", "65001"), "'65001' is out of range (0 or 1200..65000)");
+              "path_mtu: '1199' is out of range (0 or 1200..65536)");
+    EXPECT_ERROR(sctpm::set_setting(s, "path_mtu", "65537"), "'65537' is out of range (0 or 1200..65536)");
     EXPECT_ERROR(sctpm::set_setting(s, "path_mtu", "1"), "out of range");
 }
 
