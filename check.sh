@@ -145,8 +145,12 @@ step_vcluster() { run_root_test tests/vcluster/selftest; }
 
 # Failover of ch3:sctp on the virtual cluster: rails taken down and brought back during checked
 # traffic, a rail already down at launch, and all rails of a host lost mid-run (the job must end
-# with an MPI error, not hang).
-step_failover() { run_root_test tests/vcluster/failover; }
+# with an MPI error, not hang). Then the rail cycle once more at the standard Ethernet MTU of
+# 1500, for ch3:sctp and for RDMA.
+step_failover() {
+    run_root_test tests/vcluster/failover || return
+    FAILOVER_MTU=1500 run_root_test tests/vcluster/failover mixed rdma
+}
 
 # Every packet fits its rail's MTU (no IP fragment) at MTU 1500, 9000 and mixed rails, for
 # ch3:sctp and the RNIC's associations, and a route MTU that drops mid-run is learned.

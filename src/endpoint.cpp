@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -80,23 +81,31 @@ std::string address_text(const sockaddr* sa) {
     return buf;
 }
 
-std::vector<std::string> interface_addresses() {
-    std::vector<std::string> global, loop;
+bool for_each_ip_interface(const std::function<void(const ifaddrs&)>& fn) {
     ifaddrs* ifa = nullptr;
     if (getifaddrs(&ifa) != 0)
-        return {"127.0.0.1"};
+        return false;
     for (ifaddrs* i = ifa; i; i = i->ifa_next) {
         if (!i->ifa_addr || !(i->ifa_flags & IFF_UP))
             continue;
-        int fam = i->ifa_addr->sa_family;
-        if (fam != AF_INET && fam != AF_INET6)
-            continue;
-        if (fam == AF_INET6 &&
-            IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr))
-            continue; // needs a scope id; not usable in a card
-        (i->ifa_flags & IFF_LOOPBACK ? loop : global).push_back(address_text(i->ifa_addr));
+        const int fam = i->ifa_addr->sa_family;
+        if (fam == AF_INET || fam == AF_INET6)
+            fn(*i);
     }
     freeifaddrs(ifa);
+    return true;
+}
+
+std::vector<std::string> interface_addresses() {
+    std::vector<std::string> global, loop;
+    const bool listed = for_each_ip_interface([&](const ifaddrs& i) {
+        if (i.ifa_addr->sa_family == AF_INET6 &&
+            IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(i.ifa_addr)->sin6_addr))
+            return; // needs a scope id; not usable in a card
+        (i.ifa_flags & IFF_LOOPBACK ? loop : global).push_back(address_text(i.ifa_addr));
+    });
+    if (!listed)
+        return {"127.0.0.1"};
     global.insert(global.end(), loop.begin(), loop.end());
     return global;
 }

@@ -1,6 +1,8 @@
 // The one-to-many (SOCK_SEQPACKET) usrsctp socket of a process: binding (multihomed), socket and
 // per-association options, non-blocking send/receive, connect with the peer's UDP port.
 #pragma once
+#include <functional>
+#include <ifaddrs.h>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -93,6 +95,9 @@ std::string address_text(const sockaddr* sa);
 // Turn these SCTP notifications on for every future association of the socket. False (errno set)
 // when the stack refuses one; *refused names it.
 bool subscribe_events(struct socket* so, std::initializer_list<uint16_t> types, uint16_t* refused);
+// Calls fn for every address of an interface that is up, IPv4 or IPv6; false if the list of
+// interfaces cannot be read.
+bool for_each_ip_interface(const std::function<void(const ifaddrs&)>& fn);
 // The local interface addresses (IPv4 and global IPv6), loopback last.
 std::vector<std::string> interface_addresses();
 

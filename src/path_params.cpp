@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -61,33 +60,22 @@ uint32_t route_mtu(const sockaddr* peer) {
 }
 
 uint32_t interface_mtu(const std::vector<std::string>& addresses) {
-    ifaddrs* ifa = nullptr;
-    if (getifaddrs(&ifa) != 0)
-        return 1500;
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     uint32_t best = 0;
-    for (ifaddrs* i = ifa; i; i = i->ifa_next) {
-        if (!i->ifa_addr || !(i->ifa_flags & IFF_UP))
-            continue;
-        int fam = i->ifa_addr->sa_family;
-        if (fam != AF_INET && fam != AF_INET6)
-            continue;
-        std::string text = address_text(i->ifa_addr);
-        bool wanted = addresses.empty() ? !(i->ifa_flags & IFF_LOOPBACK) : false;
+    for_each_ip_interface([&](const ifaddrs& i) {
+        const std::string text = address_text(i.ifa_addr);
+        bool wanted = addresses.empty() ? !(i.ifa_flags & IFF_LOOPBACK) : false;
         for (const auto& a : addresses)
             wanted |= a == text;
-        if (!wanted)
-            continue;
         ifreq req{};
-        std::strncpy(req.ifr_name, i->ifa_name, IFNAMSIZ - 1);
-        if (fd < 0 || ioctl(fd, SIOCGIFMTU, &req) != 0 || req.ifr_mtu <= 0)
-            continue;
+        std::strncpy(req.ifr_name, i.ifa_name, IFNAMSIZ - 1);
+        if (!wanted || fd < 0 || ioctl(fd, SIOCGIFMTU, &req) != 0 || req.ifr_mtu <= 0)
+            return;
         const auto mtu = static_cast<uint32_t>(req.ifr_mtu);
         best = best == 0 ? mtu : std::min(best, mtu);
-    }
+    });
     if (fd >= 0)
         close(fd);
-    freeifaddrs(ifa);
     return best ? best : 1500;
 }
 
