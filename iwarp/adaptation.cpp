@@ -60,11 +60,8 @@ void subscribe(struct socket* so) {
                            "): " + errno_text(errno));
 }
 
-// Our path settings: every path starts at the interfaces' link MTU (or the configured one), then
-// each gets its route's (sctpm::tune_paths).
 sctpm::PathParams path_params(const AdapterConfig& cfg) {
-    const uint32_t link = cfg.path_mtu ? cfg.path_mtu : sctpm::interface_mtu(cfg.bind_addresses);
-    return {link, cfg.path_mtu, cfg.heartbeat_ms, cfg.path_max_retrans};
+    return sctpm::path_params(cfg.path_mtu, cfg.bind_addresses, cfg.heartbeat_ms, cfg.path_max_retrans);
 }
 
 } // namespace

@@ -147,10 +147,10 @@ Endpoint::Endpoint(const Settings& s, uint16_t port, const std::vector<std::stri
         }
         bound_ = addresses;
     }
-    path_mtu_ = s.path_mtu ? s.path_mtu : interface_mtu(addresses);
+    paths_ = path_params(s, addresses);
     // Also the default of future associations (a per-association setting after COMM_UP left
     // every chunk at 1444 bytes, one per packet).
-    if (int e = set_path_params(so_, family_, SCTP_FUTURE_ASSOC, path_params(s_, path_mtu_)))
+    if (int e = set_path_params(so_, family_, SCTP_FUTURE_ASSOC, paths_))
         throw Error(std::string("cannot set socket option SCTP_PEER_ADDR_PARAMS (path MTU): ") + std::strerror(e));
     if (usrsctp_listen(so_, 1) != 0)
         throw Error(std::string("usrsctp_listen failed: ") + std::strerror(errno));
@@ -289,7 +289,7 @@ RecvResult Endpoint::recv(void* buf, size_t len) {
 
 void Endpoint::tune_association(AssocId assoc) {
     // Failures here leave defaults in place; the association still works, so report nothing fatal.
-    tune_paths(so_, family_, assoc, path_params(s_, path_mtu_));
+    tune_paths(so_, family_, assoc, paths_);
 
     sctp_paddrthlds th{};
     th.spt_address.ss_family = static_cast<sa_family_t>(family_);

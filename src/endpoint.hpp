@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <vector>
 
+#include "path_params.hpp"
 #include "settings.hpp"
 
 struct socket; // usrsctp
@@ -82,7 +83,7 @@ private:
     struct socket* so_ = nullptr;
     uint16_t port_;
     int family_ = AF_INET;
-    uint32_t path_mtu_ = 0;
+    PathParams paths_; // path MTU, heartbeats and retransmissions of every association
     std::vector<std::string> bound_;
 };
 

@@ -79,8 +79,13 @@ uint32_t interface_mtu(const std::vector<std::string>& addresses) {
     return best ? best : 1500;
 }
 
-PathParams path_params(const Settings& s, uint32_t link_mtu) {
-    return {link_mtu, s.path_mtu, s.heartbeat_ms, s.path_max_retrans};
+PathParams path_params(uint32_t configured_mtu, const std::vector<std::string>& addresses, uint32_t heartbeat_ms,
+                       uint32_t path_max_retrans) {
+    return {configured_mtu ? configured_mtu : interface_mtu(addresses), configured_mtu, heartbeat_ms, path_max_retrans};
+}
+
+PathParams path_params(const Settings& s, const std::vector<std::string>& addresses) {
+    return path_params(s.path_mtu, addresses, s.heartbeat_ms, s.path_max_retrans);
 }
 
 int set_path_params(struct socket* so, int family, uint32_t assoc, const PathParams& p) {

@@ -39,8 +39,12 @@ struct PathParams {
     uint32_t heartbeat_ms = 0;     // heartbeats are on; 0 leaves usrsctp's interval
     uint32_t path_max_retrans = 0; // 0 leaves usrsctp's limit
 };
-// The settings' path parameters; `link_mtu` resolved from `path_mtu` or the interfaces.
-PathParams path_params(const Settings& s, uint32_t link_mtu);
+// The path parameters of a socket bound to `addresses`: paths start at `configured_mtu` (a
+// link MTU, also their cap) or, when it is 0, at the smallest MTU of those interfaces.
+PathParams path_params(uint32_t configured_mtu, const std::vector<std::string>& addresses, uint32_t heartbeat_ms,
+                       uint32_t path_max_retrans);
+// The same from the settings' path_mtu, heartbeat_ms and path_max_retrans.
+PathParams path_params(const Settings& s, const std::vector<std::string>& addresses);
 
 // SCTP_PEER_ADDR_PARAMS on every path of `assoc` (a socket of address family `family`), with
 // `p.link_mtu` converted for that family. SCTP_FUTURE_ASSOC makes them the default of

@@ -1,4 +1,4 @@
-// Restores per-sender order from sequence numbers (DESIGN.md section 4): messages of one ordering
+// Restores per-sender order from sequence numbers (README.md, "Message order"): messages of one ordering
 // domain may arrive on different SCTP streams; the one whose seq is next is delivered at once
 // (placed straight into its destination), the others are held until their turn.
 // Sequence numbers are uint32 and wrap (serial-number arithmetic).

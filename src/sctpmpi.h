@@ -3,7 +3,7 @@
  * Included by the MPICH channel glue (which must be C) and by the tools. One transport per
  * process: one usrsctp stack, one UDP encapsulation port, one one-to-many SCTP socket.
  * Messages of any length are fragmented, sent on the stream chosen by the stream-mapping
- * policy, and delivered to the callbacks in per-sender order (see DESIGN.md section 4).
+ * policy, and delivered to the callbacks in per-sender order (README.md, "Message order").
  * Every call is made from the thread that drives progress unless noted otherwise. */
 #ifndef SCTPMPI_H
 #define SCTPMPI_H

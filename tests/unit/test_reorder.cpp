@@ -1,4 +1,4 @@
-// ReorderWindow, and the ordering rule of DESIGN.md section 4 end to end: stream mapping, frames,
+// ReorderWindow, and the ordering rule (README.md, "Message order") end to end: stream mapping, frames,
 // per-stream FIFO delivery in any interleaving across streams, reorder per (sender, domain), and
 // MPI_ANY_TAG matching.
 #include <gtest/gtest.h>
