@@ -13,6 +13,11 @@
 namespace sctpm {
 namespace {
 constexpr int64_t kLookAnywayUs = 200000;
+// How long the packet input stays ours after the engine last ran: long enough that a caller
+// polling MPI_Test in a loop keeps it, short enough that a process gone computing answers its
+// peers (SACKs, heartbeats) through usrsctp's thread about a millisecond later.
+constexpr uint32_t kInputHoldUs = 1000;
+constexpr int kInputReadsPerRun = 16; // a read carries up to 64 KiB of packets (UDP GRO)
 } // namespace
 
 int64_t now_us() {
@@ -37,7 +42,21 @@ void Progress::add_stage(std::string name, Stage stage) {
     stages_.push_back({std::move(name), std::move(stage)});
 }
 
+void Progress::set_input(Input input, int fd) {
+    input_ = std::move(input);
+    if (fd >= 0 && first_watched_ == 1) {
+        polled_.insert(polled_.begin() + 1, pollfd{fd, POLLIN, 0});
+        first_watched_ = 2;
+    }
+}
+
+void Progress::input(uint32_t hold_us) {
+    if (input_)
+        input_(kInputReadsPerRun, hold_us);
+}
+
 int Progress::run_once() {
+    input(kInputHoldUs); // what it inputs reaches the stages through the upcall
     int work = 0;
     for (auto& s : stages_)
         work += s.fn();
@@ -53,7 +72,8 @@ bool Progress::watched_ready() {
                 return true;
         return false;
     }
-    return polled_.size() > 1 && poll(polled_.data() + 1, polled_.size() - 1, 0) > 0;
+    return polled_.size() > first_watched_ &&
+           poll(polled_.data() + first_watched_, polled_.size() - first_watched_, 0) > 0;
 }
 
 void Progress::signal() {
@@ -95,6 +115,7 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         // Run the stages when the upcall reported activity; blocked sends only get a retry now and
         // then (one-to-many sockets never signal free send space). Yield: on a 2-core machine
         // usrsctp's own threads need this core as much as we do.
+        input(kInputHoldUs);
         uint64_t a = activity();
         bool retry = t >= next_retry && busy();
         if (a != seen || retry || watched_ready()) {
@@ -119,6 +140,8 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         const bool capped = wait_us > kLookAnywayUs;
         if (capped)
             wait_us = kLookAnywayUs;
+        if (input_) // keep the socket ours while we sleep on it (no reads: we would not sleep then)
+            input_(0, static_cast<uint32_t>(wait_us) + kInputHoldUs);
         timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
         if (on_block)
             on_block(true);

@@ -1,5 +1,7 @@
 // The progress engine: a pipeline of named stages run in order, plus the wait that spins for a
-// while and then blocks on an eventfd fed by usrsctp's upcall (which runs on usrsctp's threads).
+// while and then blocks on an eventfd fed by usrsctp's upcall. With a packet input set, the
+// engine reads the stack's packets itself whenever it runs (the upcall then runs on our thread);
+// otherwise usrsctp's receive thread reads them and the upcall wakes us.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -29,6 +31,12 @@ public:
     // spin round slowed small-message round trips by ~15%): once one is added, spinning waits
     // ask the probes instead of polling the fds; blocked waits still poll the fds.
     void add_spin_probe(std::function<bool()> probe) { probes_.push_back(std::move(probe)); }
+    // Packets the engine reads itself: `input(max_reads, hold_us)` inputs what waits, without
+    // blocking, and keeps the source to this thread for hold_us (usrsctp_udp_input); `fd` becomes
+    // readable when packets wait. Called on every run and every spin round, and before blocking
+    // with a hold that covers the sleep.
+    using Input = std::function<int(int max_reads, uint32_t hold_us)>;
+    void set_input(Input input, int fd);
     int run_once();
 
     // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
@@ -51,7 +59,10 @@ private:
     };
     bool watched_ready(); // a watched fd is readable now
     std::vector<Named> stages_;
-    std::vector<pollfd> polled_; // the eventfd, then the watched fds (what a blocked wait polls)
+    void input(uint32_t hold_us);
+    std::vector<pollfd> polled_; // the eventfd, the input's fd if any, then the watched fds (what a blocked wait polls)
+    size_t first_watched_ = 1;   // index of the first watched fd in polled_
+    Input input_;
     std::vector<std::function<bool()>> probes_;
     int efd_ = -1;
     std::atomic<uint64_t> activity_{0};

@@ -214,6 +214,9 @@ std::vector<Field> make_fields() {
               "delayed-SACK timer, 0 = SACK every packet (RFC 4960 caps it at 500)"),
         flag("nodelay", &S::nodelay, "disable Nagle's algorithm"),
         count("spin_us", &S::spin_us, "us", 0, 10000000, "busy-poll time before blocking on the eventfd"),
+        flag("caller_input", &S::caller_input,
+             "the progress engine reads the UDP socket itself while it runs (off = usrsctp's receive thread "
+             "reads every packet)"),
         flag("log_paths", &S::log_paths, "one stderr line per path state change"),
         count("stall_report_s", &S::stall_report_s, "s", 0, 86400,
               "after this long blocked without any transport progress, print every peer's state to stderr once "

@@ -177,4 +177,8 @@ StackInfo start_stack(const Settings& s) {
     return g_info;
 }
 
+int udp_input(int max_reads, uint32_t hold_us) { return usrsctp_udp_input(max_reads, hold_us); }
+
+int udp_input_fd() { return usrsctp_udp_socket(AF_INET); }
+
 } // namespace sctpm

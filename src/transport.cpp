@@ -85,6 +85,8 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
     progress_.add_stage("read", [this] { return read_stage(); });
     progress_.add_stage("write", [this] { return write_stage(); });
     ep_->set_upcall(upcall, &progress_);
+    if (s_.caller_input)
+        progress_.set_input(udp_input, udp_input_fd());
     last_work_us_ = now_us();
 }
 
