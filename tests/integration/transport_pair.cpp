@@ -692,3 +692,45 @@ TEST(TransportPair, StallReportDescribesPeersOnce) {
         [](sctpm_config* cfg) { set(cfg, "stall_report_s", "1"); });
     EXPECT_TRUE(o.ok()) << o.describe();
 }
+
+// While a process computes outside the progress engine, its stack still takes packets in and
+// acknowledges them (with caller_input, usrsctp's receive thread takes the socket back once the
+// engine's hold runs out): a sender whose message exceeds its send buffer completes anyway.
+TEST(TransportPair, StackAcknowledgesWhileTheReceiverComputes) {
+    char marker[] = "/tmp/computes_XXXXXX";
+    const int mfd = mkstemp(marker);
+    ASSERT_GE(mfd, 0);
+    close(mfd);
+    unlink(marker); // a creates it once its send completed
+    const std::string done = marker;
+    auto o = run_pair(
+        [&](Side& s) {
+            send_all(s, {make_message(0, 100)});
+            expect_messages(s, 1); // b is up and about to compute
+            // 6 MiB against a 4 MiB send buffer: 2 MiB must be acknowledged while b computes.
+            send_all(s, {make_message(1, 6u << 20)});
+            FILE* f = std::fopen(done.c_str(), "w");
+            CHILD_CHECK(f != nullptr, "cannot create %s", done.c_str());
+            std::fclose(f);
+            expect_messages(s, 2); // b's answer after it read everything
+        },
+        [&](Side& s) {
+            expect_messages(s, 1);
+            send_all(s, {make_message(0, 100)});
+            // Compute: no transport call until a says its send completed (at most 60 s).
+            for (int i = 0; i < 6000 && access(done.c_str(), F_OK) != 0; ++i)
+                usleep(10000);
+            CHILD_CHECK(access(done.c_str(), F_OK) == 0,
+                        "the sender's 6 MiB did not complete in 60 s while this side computed");
+            expect_messages(s, 2);
+            CHILD_CHECK(s.messages[1].size() == 6u << 20, "size %zu", s.messages[1].size());
+            send_all(s, {make_message(1, 100)});
+            s.progress_until([] { return false; }, 0.5);
+        },
+        [](sctpm_config* c) {
+            set(c, "sndbuf", "4M");
+            set(c, "rcvbuf", "8M");
+        });
+    unlink(marker);
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
