@@ -19,7 +19,8 @@ StackInfo start_stack(const Settings& s);
 
 // The stack's IPv4 UDP socket read on the calling thread (usrsctp_udp_input, our usrsctp patch
 // udp-thread-yields-to-caller-input): inputs up to max_reads reads without blocking and keeps
-// usrsctp's receive thread off the socket for hold_us. udp_input_fd() is the socket to poll.
+// usrsctp's receive thread off the socket for hold_us (0: give it back now). udp_input_fd() is the
+// socket to poll.
 int udp_input(int max_reads, uint32_t hold_us);
 int udp_input_fd();
 
