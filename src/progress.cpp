@@ -35,7 +35,7 @@ Progress::Progress() {
 
 Progress::~Progress() {
     if (input_)
-        input_(0, 0); // give the socket back to usrsctp's thread now, not when the hold runs out
+        input_(0, 0); // give the socket back to usrsctp's thread (within 10 ms), not when the hold runs out
     if (efd_ >= 0)
         close(efd_);
 }
