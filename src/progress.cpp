@@ -155,9 +155,11 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         if (on_block)
             on_block(false);
         sleeping_.store(false, std::memory_order_release);
+        // Drain the eventfd only when it woke us: most wakes are packets on the input's socket.
         uint64_t drained;
-        while (read(efd_, &drained, sizeof drained) > 0) {
-        }
+        if (ready < 0 || (polled_[0].revents & POLLIN))
+            while (read(efd_, &drained, sizeof drained) > 0) {
+            }
         if (ready == 0 && capped)
             activity_.fetch_add(1, std::memory_order_acq_rel); // makes the read stage look
         seen = activity();
