@@ -35,7 +35,7 @@ Progress::Progress() {
 
 Progress::~Progress() {
     if (input_)
-        input_(0, 0); // give the socket back to usrsctp's thread (within 10 ms), not when the hold runs out
+        input(0, 0); // give the socket back to usrsctp's thread (within 10 ms), not when the hold runs out
     if (efd_ >= 0)
         close(efd_);
 }
@@ -52,17 +52,21 @@ void Progress::set_input(Input input, int fd) {
     }
 }
 
-void Progress::input(uint32_t hold_us) {
+void Progress::input(int max_reads, uint32_t hold_us) {
     if (input_)
-        input_(kInputReadsPerRun, hold_us);
+        input_(max_reads, hold_us);
 }
 
-int Progress::run_once() {
-    input(kInputHoldUs); // what it inputs reaches the stages through the upcall
+int Progress::run_stages() {
     int work = 0;
     for (auto& s : stages_)
         work += s.fn();
     return work;
+}
+
+int Progress::run_once() {
+    input(kInputReadsPerRun, kInputHoldUs); // what it inputs reaches the stages through the upcall
+    return run_stages();
 }
 
 void Progress::watch(int fd) { polled_.push_back({fd, POLLIN, 0}); }
@@ -116,18 +120,19 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
     for (int64_t t = start; t < spin_end; t = now_us()) {
         // Run the stages when the upcall reported activity; blocked sends only get a retry now and
         // then (one-to-many sockets never signal free send space). Yield: on a 2-core machine
-        // usrsctp's own threads need this core as much as we do.
-        input(kInputHoldUs);
+        // usrsctp's own threads need this core as much as we do. Packets are read once per round,
+        // after the yield (run_once has just read them for the first round).
         uint64_t a = activity();
         bool retry = t >= next_retry && busy();
         if (a != seen || retry || watched_ready()) {
             seen = a;
             if (retry)
                 next_retry = t + retry_us;
-            if ((work = run_once()))
+            if ((work = run_stages()))
                 return work;
         }
         sched_yield();
+        input(kInputReadsPerRun, kInputHoldUs);
     }
 
     for (;;) {
@@ -146,8 +151,7 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         // to usrsctp's thread while blocked instead was measured: one 10 Gbit/s rail at MTU 1500
         // fell from 0.58x to 0.17x of ch3:sock (every packet is a hand-off again, and the thread
         // and the spinning rank fight over the cores).
-        if (input_)
-            input_(0, static_cast<uint32_t>(wait_us) + kInputHoldUs);
+        input(0, static_cast<uint32_t>(wait_us) + kInputHoldUs);
         timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
         if (on_block)
             on_block(true);

@@ -59,7 +59,8 @@ private:
     };
     bool watched_ready(); // a watched fd is readable now
     std::vector<Named> stages_;
-    void input(uint32_t hold_us);
+    void input(int max_reads, uint32_t hold_us); // input_, if set
+    int run_stages();                             // the stages only (run_once reads packets first)
     std::vector<pollfd> polled_; // the eventfd, the input's fd if any, then the watched fds (what a blocked wait polls)
     size_t first_watched_ = 1;   // index of the first watched fd in polled_
     Input input_;
