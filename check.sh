@@ -127,6 +127,20 @@ hybrid_rma_subset() {
     tools/mpich-testsuite --compare ch3-hybrid ch3-sock --subsets rma --out "$HYBRID_RESULTS"
 }
 
+# The NAS Parallel Benchmarks at class S, 4 ranks on loopback, on ch3:sctp and ch3:hybrid: all
+# eight must print NPB's "Verification = SUCCESSFUL" (osu-bench/run-nas --smoke). The NPB source
+# is NPB_SOURCE (NPB3.4-MPI.tar.gz from NASA, or its folder); without one, run-nas looks beside
+# the repository and exits 77 when it finds none: the step then passes with that note.
+step_nas() {
+    local rc=0
+    osu-bench/run-nas --smoke ${NPB_SOURCE:+--npb "$NPB_SOURCE"} || rc=$?
+    if ((rc == 77)); then
+        step_note "skipped: no NPB 3.4 source (NPB_SOURCE=<NPB3.4-MPI.tar.gz or its folder>)"
+        return 0
+    fi
+    return "$rc"
+}
+
 # A root-only test: exit status 77 means it could not run here (not root, or a virtual cluster
 # is already up); the step then passes with that note.
 run_root_test() {
@@ -165,6 +179,7 @@ add_step asan "Tests under ASan/UBSan (build/asan)" step_asan
 add_step tsan "iWARP tests under ThreadSanitizer (build/tsan)" step_tsan
 add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
+add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-bench/run-nas --smoke)" step_nas
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
 add_step mtu "No IP fragment on the rails at MTU 1500, 9000 and mixed (root)" step_mtu
 add_step failover "ch3:sctp (and ch3:hybrid RDMA) failover on the virtual cluster (root)" step_failover
