@@ -65,7 +65,7 @@ nas_table() {
             printf "total"
             for (c = 1; c <= nc; c++)
                 if (bad[cfg[c]] || bad[ref]) printf "\t-"
-                else printf "\t%.2f (%.2f)", sum[cfg[c]], sum[ref] > 0 ? sum[cfg[c]] / sum[ref] : 0
+                else printf "\t%.2f (%.2f)", sum[cfg[c]], (sum[ref] > 0 ? sum[cfg[c]] / sum[ref] : 0)
             print ""
         }' "$OUT/times.tsv" | column -t -s $'\t'
 }
@@ -80,6 +80,7 @@ nas_plot() {
         echo "set multiplot layout 2,4 title 'NAS Parallel Benchmarks, class $CLASS, $NP ranks, $where (seconds, less is better)'"
         echo "set style fill solid 0.8 border -1"
         echo "set boxwidth 0.7"
+        echo "set offsets 0.5, 0.5, 0, 0"
         echo "set yrange [0:*]"
         echo "set xtics rotate by -45 font ',8'"
         echo "set datafile separator '\t'"
