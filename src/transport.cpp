@@ -1,11 +1,14 @@
 #include "transport.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <netdb.h>
+#include <sched.h>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -14,9 +17,44 @@
 #include "multihome.hpp"
 
 namespace sctpm {
+
+// usrsctp reads a socket's upcall and its argument without a lock, so it may still call the upcall
+// (or call it with a null argument) after it was cleared and the socket closed (iwarp/device.cpp
+// guards its own for the same reason). So the argument is never freed, and a transport going away
+// detaches its Progress and waits out the upcalls already inside before the Progress goes.
+struct UpcallTarget {
+    std::atomic<Progress*> progress{nullptr};
+    std::atomic<int> inside{0};
+};
+
 namespace {
 
-void upcall(struct socket*, void* arg, int) { static_cast<Progress*>(arg)->signal(); }
+void upcall(struct socket*, void* arg, int) {
+    auto* t = static_cast<UpcallTarget*>(arg);
+    if (!t)
+        return;
+    // Sequentially consistent, against detach_upcall's store and load: either that store comes
+    // first and we see no Progress, or our count comes first and the detach waits for us.
+    t->inside.fetch_add(1);
+    if (Progress* p = t->progress.load())
+        p->signal();
+    t->inside.fetch_sub(1);
+}
+
+UpcallTarget* new_upcall_target(Progress* p) {
+    static std::mutex mu;
+    static auto* every = new std::vector<UpcallTarget*>; // reachable for leak checkers, for ever
+    std::lock_guard<std::mutex> g(mu);
+    every->push_back(new UpcallTarget);
+    every->back()->progress.store(p);
+    return every->back();
+}
+
+void detach_upcall(UpcallTarget* t) {
+    t->progress.store(nullptr);
+    while (t->inside.load() != 0)
+        sched_yield();
+}
 
 std::vector<std::string> resolve(const std::string& name) {
     addrinfo hints{};
@@ -84,13 +122,19 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
     txbuf_.resize(kFrameHeaderSize + s_.fragment_size);
     progress_.add_stage("read", [this] { return read_stage(); });
     progress_.add_stage("write", [this] { return write_stage(); });
-    ep_->set_upcall(upcall, &progress_);
     if (s_.caller_input)
         progress_.set_input(udp_input, udp_input_fd());
     last_work_us_ = now_us();
+    upcall_ = new_upcall_target(&progress_); // last: nothing may throw after the upcall is set
+    ep_->set_upcall(upcall, upcall_);
 }
 
-Transport::~Transport() = default;
+// The upcall goes first, then the socket, and only then (the members) progress_ and its eventfd.
+Transport::~Transport() {
+    ep_->set_upcall(nullptr, nullptr);
+    detach_upcall(upcall_);
+    ep_.reset();
+}
 
 sctpm_peer Transport::add_peer(const std::string& card_text) {
     Card c = parse_card(card_text);

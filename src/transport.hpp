@@ -24,6 +24,8 @@ struct sctp_paddr_change;
 
 namespace sctpm {
 
+struct UpcallTarget;
+
 class Transport {
 public:
     Transport(const Settings& s, const std::string& hostname, std::string hello, const sctpm_callbacks& cb);
@@ -146,6 +148,7 @@ private:
     uint64_t nested_reads_ = 0;   // read_stage calls made from inside another (stall report)
     int64_t last_work_us_ = 0;    // when progress last did something (stall report)
     bool stall_reported_ = false;
+    UpcallTarget* upcall_ = nullptr; // usrsctp's upcall argument (transport.cpp says why)
 };
 
 // Addresses to bind for this process, from the settings (interface hostname, multihome file,
