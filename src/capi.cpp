@@ -213,4 +213,6 @@ int sctpm_peer_stats_get(const sctpm_transport* t, sctpm_peer p, sctpm_peer_stat
     return t->impl->peer_stats(p, out) ? 0 : -1;
 }
 
+void sctpm_held_stats_get(const sctpm_transport* t, sctpm_held_stats* out) { *out = t->impl->held_stats(); }
+
 } // extern "C"

@@ -105,7 +105,11 @@ std::vector<std::string> choose_bind_addresses(const Settings& s, const std::str
 
 Transport::Transport(const Settings& s, const std::string& hostname, std::string hello,
                      const sctpm_callbacks& cb)
-    : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)) {
+    : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)),
+      // Unset: room for two whole fragments, as a sender's data on other streams may overtake its hello.
+      pre_hello_bound_("pre_hello_bytes", s.pre_hello_bytes ? s.pre_hello_bytes
+                                                            : 2 * (uint64_t{s.fragment_size} + kFrameHeaderSize + kHeldItemOverhead)),
+      reorder_bound_("reorder_bytes", s.reorder_bytes) {
     if (hello_.size() + SCTPM_CARD_MAX + 2 > kMaxHelloBytes)
         throw Error("hello blob of " + std::to_string(hello_.size()) + " bytes is too large");
     limits_.max_fragment = s_.fragment_size;
@@ -196,6 +200,7 @@ void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::
     p.rx.clear();
     for (auto& w : p.order)
         w = ReorderWindow<std::shared_ptr<RxMessage>>();
+    p.held_bytes = 0;
     if (cont_.peer == &p && cont_.mode != ContMode::none)
         cont_.mode = ContMode::discard; // the rest of the message in the socket is dropped
     sctpm_event ev{};
@@ -216,7 +221,7 @@ int Transport::end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int e
     a->ended = true;
     if (cont_.mode != ContMode::none && cont_.assoc == assoc)
         cont_.mode = ContMode::discard; // also when it was being held for an anonymous link
-    a->pending.clear();
+    drop_pending(*a);
     int failed = 0;
     for (sctpm_peer id : a->peers()) // a copy: the event callbacks may link new peers
         if (Peer* p = peers_.get(id); p && p->state != Peer::State::failed) {
@@ -328,6 +333,16 @@ int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {
                 o.rx_bytes = pc.rx_bytes;
     }
     return n;
+}
+
+sctpm_held_stats Transport::held_stats() const {
+    sctpm_held_stats h{};
+    h.pre_hello_bytes = peers_.pending_bytes();
+    h.pre_hello_peak = pre_hello_bound_.peak();
+    h.reorder_bytes = peers_.held_bytes();
+    h.reorder_peak = reorder_bound_.peak();
+    h.bound_aborts = bound_aborts_;
+    return h;
 }
 
 bool Transport::peer_stats(sctpm_peer id, sctpm_peer_stats* out) const {

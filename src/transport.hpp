@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "endpoint.hpp"
+#include "held_bytes.hpp"
 #include "peer_table.hpp"
 #include "progress.hpp"
 #include "sctpmpi.h"
@@ -55,6 +56,7 @@ public:
 
     int peer_paths(sctpm_peer id, sctpm_path_info* out, int max);
     bool peer_stats(sctpm_peer id, sctpm_peer_stats* out) const;
+    sctpm_held_stats held_stats() const;
 
 private:
     // ---- receive path (transport_rx.cpp)
@@ -89,6 +91,12 @@ private:
     // culprit: the peer whose link the bytes came on, if known.
     void protocol_error(AssocId assoc, const Peer* culprit, const std::string& why, int error = EPROTO);
     void receive_failed(Peer& p, int error, const std::string& why);
+    // Holding would_hold bytes for `what` passes `bound`: a protocol error naming the bound.
+    void bound_exceeded(AssocId assoc, const Peer* culprit, const HeldBytesBound& bound, const std::string& what,
+                        uint64_t would_hold);
+    // An association's frames waiting for a hello: all dropped, or one link's taken out.
+    static void drop_pending(AssocEntry& a);
+    static AssocEntry::Held take_pending(AssocEntry& a, uint8_t link_byte);
     void handle_notification(const uint8_t* data, size_t len);
     void handle_assoc_change(const sctp_assoc_change& c, size_t len);
     void handle_path_change(const sctp_paddr_change& c);
@@ -129,6 +137,9 @@ private:
     sctpm_callbacks cb_;
     std::string hello_, card_;
     FrameLimits limits_;
+    HeldBytesBound pre_hello_bound_; // AssocEntry::pending_bytes
+    HeldBytesBound reorder_bound_;   // Peer::held_bytes
+    uint64_t bound_aborts_ = 0;      // associations aborted for passing one of the two
     std::vector<uint8_t> rxbuf_, txbuf_;
     Continuation cont_;
     struct StagedFragment { // what txbuf_ holds
