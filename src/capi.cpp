@@ -163,14 +163,17 @@ int sctpm_send_copy(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, cons
     }
 }
 
+// An exception here is a defect of ours, not a peer's doing (those fail the peer): the caller's
+// wait must fail with it rather than wait on for work the broken pass did not do.
 int sctpm_progress(sctpm_transport* t, int64_t timeout_us) {
     try {
         return t->impl->progress(timeout_us);
     } catch (const std::exception& e) {
-        t->last_error = e.what();
-        std::fprintf(stderr, "sctpm: progress error: %s\n", e.what());
-        return 0;
+        t->last_error = std::string("internal error in the transport's progress: ") + e.what();
+    } catch (...) {
+        t->last_error = "internal error in the transport's progress (an exception of unknown type)";
     }
+    return -EIO;
 }
 
 void sctpm_wakeup(sctpm_transport* t) { t->impl->wakeup(); }

@@ -139,7 +139,9 @@ int sctpm_send_copy(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, cons
 /* Run every stage once (read, write, events, extra stages). If nothing happened and timeout_us != 0,
  * busy-poll for the configured spin time, then block on the eventfd for up to timeout_us
  * (-1 = until something happens); if nothing happened and timeout_us == 0, yield the CPU once, so
- * that a caller polling in a loop leaves it to usrsctp's threads. Returns the work done (>= 0). */
+ * that a caller polling in a loop leaves it to usrsctp's threads. Returns the work done (>= 0), or
+ * -EIO after an internal error (sctpm_last_error says which): the call waiting on progress should
+ * fail with that message, as no later round may do what the failed one left undone. */
 int sctpm_progress(sctpm_transport *t, int64_t timeout_us);
 /* Make a blocked sctpm_progress return; safe from any thread. */
 void sctpm_wakeup(sctpm_transport *t);

@@ -1,11 +1,14 @@
 // sctpm_progress as the channel uses it. A blocked wait releases the caller's lock (on_block, as
 // MPICH's global lock is), so other threads call into the transport while it sleeps in ppoll:
 // ch3:hybrid's first MPI_Win_create watches the completion queue's fd from another thread (run
-// under ThreadSanitizer by check.sh's tsan step, which reports any race between the two).
+// under ThreadSanitizer by check.sh's tsan step, which reports any race between the two). And an
+// internal error inside progress is returned, so that the MPI call waiting on it fails.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <sys/eventfd.h>
 #include <thread>
 
@@ -81,6 +84,28 @@ TEST(ProgressCapi, WatchFdWhileAnotherThreadWaits) {
             }
             watcher.join();
             CHILD_CHECK(w.consumed == kFds, "consumed %d of %d fd signals", w.consumed, kFds);
+        },
+        [](Side&) {});
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+TEST(ProgressCapi, AnInternalErrorIsReturnedNotSwallowed) {
+    auto o = run_pair(
+        [](Side& s) {
+            static bool thrown = false;
+            auto broken = [](void*) -> int {
+                if (thrown)
+                    return 0;
+                thrown = true;
+                throw std::logic_error("a stage broke");
+            };
+            CHILD_CHECK(sctpm_add_stage(s.t, "broken", broken, nullptr) == 0, "add_stage");
+            const int rc = sctpm_progress(s.t, 0);
+            CHILD_CHECK(rc == -EIO, "progress returned %d", rc);
+            CHILD_CHECK(std::strstr(sctpm_last_error(s.t), "internal error") &&
+                            std::strstr(sctpm_last_error(s.t), "a stage broke"),
+                        "last error: %s", sctpm_last_error(s.t));
+            CHILD_CHECK(sctpm_progress(s.t, 0) >= 0, "progress still fails: %s", sctpm_last_error(s.t));
         },
         [](Side&) {});
     EXPECT_TRUE(o.ok()) << o.describe();
