@@ -65,6 +65,10 @@ struct Peer {
     AssocId assoc = 0;
     uint8_t link = 0;    // the link byte on the frames this peer sends on `assoc` (see frame.hpp)
     bool hello_sent = false;
+    // The remote knows our link: it opened it, or sent on it after our hello. Until then all our
+    // messages take the hello's stream, behind it, so that none overtakes it on another stream
+    // (the remote holds only pre_hello_bytes for a link it cannot name yet).
+    bool link_known = false;
     std::string hello;   // our introduction on this association if not the transport's default
     std::string failure; // why the peer failed
 

@@ -195,7 +195,7 @@ std::vector<Field> make_fields() {
               "largest message accepted from a peer (a contiguous MPI message is one)"),
         number("pre_hello_bytes", &S::pre_hello_bytes, "bytes", Range{true, 4 * KiB, GiB, true},
                "bytes held per association for its links whose hello has not arrived yet (a stranger's data); "
-               "more aborts the association, 0 = room for two whole fragments (of fragment_size)"),
+               "more aborts the association, 0 = room for one whole fragment (of fragment_size)"),
         bytes("reorder_bytes", &S::reorder_bytes, 4 * KiB, 1024 * GiB,
               "bytes held per peer for messages that arrived ahead of an earlier one of their ordering domain "
               "(with a fixed overhead per message); more aborts the association"),

@@ -25,7 +25,7 @@ struct Settings {
     uint32_t fragment_size = 262144;             // key "fragment_size": max payload per SCTP message (bytes)
     uint64_t max_message = 64ull << 30;          // key "max_message": largest message accepted from a peer
     // Bounds on what a remote can make this process hold (a breach aborts its association):
-    uint64_t pre_hello_bytes = 0;                // key "pre_hello_bytes": per association before its hello; 0 = two fragments
+    uint64_t pre_hello_bytes = 0;                // key "pre_hello_bytes": per association before its hello; 0 = one fragment
     uint64_t reorder_bytes = 64ull << 20;        // key "reorder_bytes": per peer, held out of order
     uint32_t head_bytes = 4096;                  // key "head_bytes": first read per message (rest placed directly)
 

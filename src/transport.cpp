@@ -106,9 +106,10 @@ std::vector<std::string> choose_bind_addresses(const Settings& s, const std::str
 Transport::Transport(const Settings& s, const std::string& hostname, std::string hello,
                      const sctpm_callbacks& cb)
     : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)),
-      // Unset: room for two whole fragments, as a sender's data on other streams may overtake its hello.
+      // Unset: room for one whole fragment. Our own peers hold a new link's messages behind its
+      // hello (Peer::link_known), so only a stranger or another implementation sends more.
       pre_hello_bound_("pre_hello_bytes", s.pre_hello_bytes ? s.pre_hello_bytes
-                                                            : 2 * (uint64_t{s.fragment_size} + kFrameHeaderSize + kHeldItemOverhead)),
+                                                            : uint64_t{s.fragment_size} + kFrameHeaderSize + kHeldItemOverhead),
       reorder_bound_("reorder_bytes", s.reorder_bytes) {
     if (hello_.size() + SCTPM_CARD_MAX + 2 > kMaxHelloBytes)
         throw Error("hello blob of " + std::to_string(hello_.size()) + " bytes is too large");

@@ -144,6 +144,8 @@ void Transport::start_data(const RecvResult& r) {
         discard_rest(remaining);
         return;
     }
+    if (link.opened_by_me && p->assoc == r.assoc)
+        p->link_known = true; // the remote answers on our link: it has our hello
     count_path(*p, r.from, n);
     cont_.peer = p;
     handle_fragment(*p, r.assoc, r.stream, *h, rxbuf_.data() + kFrameHeaderSize, avail, remaining);
@@ -511,6 +513,7 @@ void Transport::adopt_link(Peer& p, AssocId assoc, LinkKey link) {
     p.link = link.outgoing_byte();
     p.state = Peer::State::up;
     p.hello_sent = true;
+    p.link_known = true;
 }
 
 void Transport::replay_pending(Peer& p, AssocId assoc, LinkKey link) {
@@ -633,6 +636,7 @@ void Transport::assoc_shut_down(AssocId assoc) {
             p->assoc = 0;
             p->state = Peer::State::idle;
             p->hello_sent = false;
+            p->link_known = false;
             p->rx.clear();
         }
         sctpm_event ev{};

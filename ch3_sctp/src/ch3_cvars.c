@@ -112,7 +112,7 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         bytes held per association for its links whose hello has not arrived yet (a stranger's
-        data); more aborts the association, 0 = room for two whole fragments (of fragment_size)
+        data); more aborts the association, 0 = room for one whole fragment (of fragment_size)
         (bytes, 0 or 4K..1G; K/M/G suffixes). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_REORDER_BYTES
