@@ -33,16 +33,17 @@ step_asan() {
     run_tests build/asan
 }
 
-# The iWARP tests (several threads on one device among them) under ThreadSanitizer in build/tsan;
-# any report fails. Only those two programs are built there. Suppressions (usrsctp's own, which
-# is not instrumented): tests/tsan.supp.
+# The iWARP tests (several threads on one device among them) and the transport's two-process tests
+# (a thread watching an fd while another waits in progress among them) under ThreadSanitizer in
+# build/tsan; any report fails. Only those three programs are built there. Suppressions (frames
+# inside usrsctp, which is not instrumented): tests/tsan.supp.
 TSAN_FLAGS="-g -O1 -fsanitize=thread"
 step_tsan() {
     run_logged configure_tree build/tsan CFLAGS="$TSAN_FLAGS" CXXFLAGS="$TSAN_FLAGS" LDFLAGS=-fsanitize=thread
-    run_logged make -C build/tsan -j"$JOBS" tests/iwarp_unit_tests tests/iwarp_pair_tests
+    run_logged make -C build/tsan -j"$JOBS" tests/iwarp_unit_tests tests/iwarp_pair_tests tests/transport_tests
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
     local t
-    for t in iwarp_unit_tests iwarp_pair_tests; do
+    for t in iwarp_unit_tests iwarp_pair_tests transport_tests; do
         echo "build/tsan/tests/$t"
         build/tsan/tests/$t --gtest_brief=1
     done
@@ -176,7 +177,7 @@ add_step deps "Debian packages" step_deps --always --stop
 add_step build "Build (build/)" step_build --stop
 add_step test "Unit and integration tests (make check in build/)" step_test
 add_step asan "Tests under ASan/UBSan (build/asan)" step_asan
-add_step tsan "iWARP tests under ThreadSanitizer (build/tsan)" step_tsan
+add_step tsan "iWARP and transport tests under ThreadSanitizer (build/tsan)" step_tsan
 add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
 add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-bench/run-nas --smoke)" step_nas

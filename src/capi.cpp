@@ -163,14 +163,17 @@ int sctpm_send_copy(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, cons
     }
 }
 
+// An exception here is a defect of ours, not a peer's doing (those fail the peer): the caller's
+// wait must fail with it rather than wait on for work the broken pass did not do.
 int sctpm_progress(sctpm_transport* t, int64_t timeout_us) {
     try {
         return t->impl->progress(timeout_us);
     } catch (const std::exception& e) {
-        t->last_error = e.what();
-        std::fprintf(stderr, "sctpm: progress error: %s\n", e.what());
-        return 0;
+        t->last_error = std::string("internal error in the transport's progress: ") + e.what();
+    } catch (...) {
+        t->last_error = "internal error in the transport's progress (an exception of unknown type)";
     }
+    return -EIO;
 }
 
 void sctpm_wakeup(sctpm_transport* t) { t->impl->wakeup(); }
@@ -212,5 +215,7 @@ int sctpm_peer_paths(sctpm_transport* t, sctpm_peer p, sctpm_path_info* out, int
 int sctpm_peer_stats_get(const sctpm_transport* t, sctpm_peer p, sctpm_peer_stats* out) {
     return t->impl->peer_stats(p, out) ? 0 : -1;
 }
+
+void sctpm_held_stats_get(const sctpm_transport* t, sctpm_held_stats* out) { *out = t->impl->held_stats(); }
 
 } // extern "C"

@@ -5,7 +5,7 @@ src_libsctpmpi_la_SOURCES = \
 	src/settings.hpp src/settings.cpp \
 	src/multihome.hpp src/multihome.cpp \
 	src/frame.hpp src/frame.cpp \
-	src/reorder.hpp \
+	src/reorder.hpp src/held_bytes.hpp \
 	src/stream_map.hpp src/stream_map.cpp \
 	src/stack.hpp src/stack.cpp \
 	src/path_params.hpp src/path_params.cpp \

@@ -28,6 +28,20 @@ std::vector<sctpm_peer> AssocEntry::peers() const {
     return out;
 }
 
+uint64_t PeerTable::pending_bytes() const {
+    uint64_t sum = 0;
+    for (const auto& [id, a] : assocs_)
+        sum += a.pending_bytes;
+    return sum;
+}
+
+uint64_t PeerTable::held_bytes() const {
+    uint64_t sum = 0;
+    for (const auto& p : peers_)
+        sum += p->held_bytes;
+    return sum;
+}
+
 namespace {
 bool same_endpoint(const Card& a, const Card& b) {
     return a.sctp_port == b.sctp_port && a.udp_port == b.udp_port && a.addresses == b.addresses;

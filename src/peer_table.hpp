@@ -65,6 +65,10 @@ struct Peer {
     AssocId assoc = 0;
     uint8_t link = 0;    // the link byte on the frames this peer sends on `assoc` (see frame.hpp)
     bool hello_sent = false;
+    // The remote knows our link: it opened it, or sent on it after our hello. Until then all our
+    // messages take the hello's stream, behind it, so that none overtakes it on another stream
+    // (the remote holds only pre_hello_bytes for a link it cannot name yet).
+    bool link_known = false;
     std::string hello;   // our introduction on this association if not the transport's default
     std::string failure; // why the peer failed
 
@@ -73,6 +77,7 @@ struct Peer {
     size_t queued = 0;                                      // messages in tx_queues
     uint64_t frames_sent = 0;                               // SCTP messages the stack accepted (stall report)
     std::vector<ReorderWindow<std::shared_ptr<RxMessage>>> order; // per domain
+    uint64_t held_bytes = 0;                                // what `order` holds, against reorder_bytes
     std::unordered_map<uint16_t, StreamRx> rx;              // per stream
 
     std::vector<PathCounter> paths;
@@ -105,6 +110,7 @@ struct AssocEntry {
     using Held = std::vector<std::pair<uint16_t, std::string>>; // (stream, whole SCTP message)
     std::map<uint8_t, sctpm_peer> links; // by LinkKey::incoming_byte()
     std::map<uint8_t, Held> pending;     // messages of anonymous links, by LinkKey::incoming_byte()
+    uint64_t pending_bytes = 0;          // what `pending` holds, against pre_hello_bytes
     unsigned next_link = 0;              // number of the next link this side opens
     bool up = false;                     // COMM_UP seen
     uint64_t messages_read = 0;          // SCTP data messages begun by a read (stall report)
@@ -127,6 +133,8 @@ public:
     AssocEntry& assoc(AssocId id) { return assocs_[id]; }
     AssocEntry* find_assoc(AssocId id);
     void forget_assoc(AssocId id) { assocs_.erase(id); }
+    uint64_t pending_bytes() const;    // every association's pending_bytes
+    uint64_t held_bytes() const;       // every peer's held_bytes
     // The association of a live peer other than `except` with this card (the same remote endpoint),
     // or 0. usrsctp keeps one association per pair of endpoints: new peers link onto it.
     AssocId live_assoc_to(const Card& card, sctpm_peer except) const;

@@ -69,7 +69,14 @@ int Progress::run_once() {
     return run_stages();
 }
 
-void Progress::watch(int fd) { polled_.push_back({fd, POLLIN, 0}); }
+void Progress::watch(int fd) {
+    polled_.push_back({fd, POLLIN, 0});
+    if (sleeping_.load(std::memory_order_acquire)) {
+        uint64_t one = 1; // a waiter asleep on the old set goes round again with the new one
+        ssize_t r = write(efd_, &one, sizeof one);
+        (void)r;
+    }
+}
 
 bool Progress::watched_ready() {
     if (!probes_.empty()) {
@@ -153,15 +160,16 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         // and the spinning rank fight over the cores).
         input(0, static_cast<uint32_t>(wait_us) + kInputHoldUs);
         timespec ts{static_cast<time_t>(wait_us / 1000000), static_cast<long>(wait_us % 1000000) * 1000};
+        polling_ = polled_; // still under the caller's lock; reuses polling_'s memory
         if (on_block)
             on_block(true);
-        const int ready = ppoll(polled_.data(), polled_.size(), &ts, nullptr);
+        const int ready = ppoll(polling_.data(), polling_.size(), &ts, nullptr);
         if (on_block)
             on_block(false);
         sleeping_.store(false, std::memory_order_release);
         // Drain the eventfd only when it woke us: most wakes are packets on the input's socket.
         uint64_t drained;
-        if (ready < 0 || (polled_[0].revents & POLLIN))
+        if (ready < 0 || (polling_[0].revents & POLLIN))
             while (read(efd_, &drained, sizeof drained) > 0) {
             }
         if (ready == 0 && capped)

@@ -25,7 +25,9 @@ public:
 
     void add_stage(std::string name, Stage stage);
     // A further fd whose readability counts as activity (polled while spinning, waited on while
-    // blocked): for work that an upcall does not announce, such as an iWARP completion queue.
+    // blocked): for work that an upcall does not announce, such as an iWARP completion queue. May be
+    // called by another thread while wait() is blocked (under the lock on_block releases): the
+    // waiter wakes and sleeps again on the new set.
     void watch(int fd);
     // A cheap test that stands for the watched fds while spinning (a poll system call on every
     // spin round slowed small-message round trips by ~15%): once one is added, spinning waits
@@ -62,6 +64,9 @@ private:
     void input(int max_reads, uint32_t hold_us); // input_, if set
     int run_stages();                             // the stages only (run_once reads packets first)
     std::vector<pollfd> polled_; // the eventfd, the input's fd if any, then the watched fds (what a blocked wait polls)
+    // The copy of polled_ a blocked wait hands to ppoll: the caller's lock is released meanwhile
+    // (on_block), and another thread's watch() may grow polled_ (and move it) under that lock.
+    std::vector<pollfd> polling_;
     size_t first_watched_ = 1;   // index of the first watched fd in polled_
     Input input_;
     std::vector<std::function<bool()>> probes_;

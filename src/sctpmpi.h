@@ -139,7 +139,9 @@ int sctpm_send_copy(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, cons
 /* Run every stage once (read, write, events, extra stages). If nothing happened and timeout_us != 0,
  * busy-poll for the configured spin time, then block on the eventfd for up to timeout_us
  * (-1 = until something happens); if nothing happened and timeout_us == 0, yield the CPU once, so
- * that a caller polling in a loop leaves it to usrsctp's threads. Returns the work done (>= 0). */
+ * that a caller polling in a loop leaves it to usrsctp's threads. Returns the work done (>= 0), or
+ * -EIO after an internal error (sctpm_last_error says which): the call waiting on progress should
+ * fail with that message, as no later round may do what the failed one left undone. */
 int sctpm_progress(sctpm_transport *t, int64_t timeout_us);
 /* Make a blocked sctpm_progress return; safe from any thread. */
 void sctpm_wakeup(sctpm_transport *t);
@@ -175,6 +177,17 @@ typedef struct {
  * multihome-file order); returns the count, -1 if none. */
 int sctpm_peer_paths(sctpm_transport *t, sctpm_peer p, sctpm_path_info *out, int max);
 int sctpm_peer_stats_get(const sctpm_transport *t, sctpm_peer p, sctpm_peer_stats *out);
+
+/* Bytes that remotes made this process hold before the receiver took them, against the bounds
+ * pre_hello_bytes (frames of links whose hello has not arrived) and reorder_bytes (messages
+ * ahead of their turn): held now over all associations / all peers, the most one association /
+ * one peer ever held, and the associations aborted for passing a bound. */
+typedef struct {
+    uint64_t pre_hello_bytes, pre_hello_peak;
+    uint64_t reorder_bytes, reorder_peak;
+    uint64_t bound_aborts;
+} sctpm_held_stats;
+void sctpm_held_stats_get(const sctpm_transport *t, sctpm_held_stats *out);
 
 #ifdef __cplusplus
 }

@@ -187,7 +187,18 @@ std::vector<Field> make_fields() {
         policy_field(),
         bytes("eager_max", &S::eager_max, 0, 64 * MiB, "largest message sent eagerly; larger ones use rendezvous"),
         bytes("fragment_size", &S::fragment_size, KiB, 16 * MiB, "largest payload per SCTP message"),
-        bytes("max_message", &S::max_message, KiB, uint64_t{1} << 48, "largest message accepted from a peer"),
+        // Nothing is allocated by a message's announced length (bytes held count against the two bounds
+        // below; the rest goes straight into the receiver's buffer), so max_message only rejects absurd
+        // lengths. CH3 sends a contiguous MPI message as one transport message: the default of 64 GiB is
+        // far above the largest one tested (tests/mpi/large.c goes to 3 GiB) and 1/16 of the old 1 TiB.
+        bytes("max_message", &S::max_message, KiB, uint64_t{1} << 48,
+              "largest message accepted from a peer (a contiguous MPI message is one)"),
+        number("pre_hello_bytes", &S::pre_hello_bytes, "bytes", Range{true, 4 * KiB, GiB, true},
+               "bytes held per association for its links whose hello has not arrived yet (a stranger's data); "
+               "more aborts the association, 0 = room for one whole fragment (of fragment_size)"),
+        bytes("reorder_bytes", &S::reorder_bytes, 4 * KiB, 1024 * GiB,
+              "bytes held per peer for messages that arrived ahead of an earlier one of their ordering domain "
+              "(with a fixed overhead per message); more aborts the association"),
         bytes("head_bytes", &S::head_bytes, 64, MiB, "first read per message; the rest is placed directly"),
         cmt_field(),
         count("pf_threshold", &S::pf_threshold, "retransmissions", 0, 65535,

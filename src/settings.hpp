@@ -23,7 +23,10 @@ struct Settings {
     StreamPolicy stream_policy = StreamPolicy::single; // key "stream_policy": single|context|context_tag
     uint32_t eager_max = 65536;                  // key "eager_max": channel eager/rendezvous switch (bytes)
     uint32_t fragment_size = 262144;             // key "fragment_size": max payload per SCTP message (bytes)
-    uint64_t max_message = 1ull << 40;           // key "max_message": largest message accepted from a peer
+    uint64_t max_message = 64ull << 30;          // key "max_message": largest message accepted from a peer
+    // Bounds on what a remote can make this process hold (a breach aborts its association):
+    uint64_t pre_hello_bytes = 0;                // key "pre_hello_bytes": per association before its hello; 0 = one fragment
+    uint64_t reorder_bytes = 64ull << 20;        // key "reorder_bytes": per peer, held out of order
     uint32_t head_bytes = 4096;                  // key "head_bytes": first read per message (rest placed directly)
 
     // SCTP tuning

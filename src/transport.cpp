@@ -1,11 +1,14 @@
 #include "transport.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <netdb.h>
+#include <sched.h>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -14,9 +17,44 @@
 #include "multihome.hpp"
 
 namespace sctpm {
+
+// usrsctp reads a socket's upcall and its argument without a lock, so it may still call the upcall
+// (or call it with a null argument) after it was cleared and the socket closed (iwarp/device.cpp
+// guards its own for the same reason). So the argument is never freed, and a transport going away
+// detaches its Progress and waits out the upcalls already inside before the Progress goes.
+struct UpcallTarget {
+    std::atomic<Progress*> progress{nullptr};
+    std::atomic<int> inside{0};
+};
+
 namespace {
 
-void upcall(struct socket*, void* arg, int) { static_cast<Progress*>(arg)->signal(); }
+void upcall(struct socket*, void* arg, int) {
+    auto* t = static_cast<UpcallTarget*>(arg);
+    if (!t)
+        return;
+    // Sequentially consistent, against detach_upcall's store and load: either that store comes
+    // first and we see no Progress, or our count comes first and the detach waits for us.
+    t->inside.fetch_add(1);
+    if (Progress* p = t->progress.load())
+        p->signal();
+    t->inside.fetch_sub(1);
+}
+
+UpcallTarget* new_upcall_target(Progress* p) {
+    static std::mutex mu;
+    static auto* every = new std::vector<UpcallTarget*>; // reachable for leak checkers, for ever
+    std::lock_guard<std::mutex> g(mu);
+    every->push_back(new UpcallTarget);
+    every->back()->progress.store(p);
+    return every->back();
+}
+
+void detach_upcall(UpcallTarget* t) {
+    t->progress.store(nullptr);
+    while (t->inside.load() != 0)
+        sched_yield();
+}
 
 std::vector<std::string> resolve(const std::string& name) {
     addrinfo hints{};
@@ -67,7 +105,12 @@ std::vector<std::string> choose_bind_addresses(const Settings& s, const std::str
 
 Transport::Transport(const Settings& s, const std::string& hostname, std::string hello,
                      const sctpm_callbacks& cb)
-    : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)) {
+    : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)),
+      // Unset: room for one whole fragment. Our own peers hold a new link's messages behind its
+      // hello (Peer::link_known), so only a stranger or another implementation sends more.
+      pre_hello_bound_("pre_hello_bytes", s.pre_hello_bytes ? s.pre_hello_bytes
+                                                            : uint64_t{s.fragment_size} + kFrameHeaderSize + kHeldItemOverhead),
+      reorder_bound_("reorder_bytes", s.reorder_bytes) {
     if (hello_.size() + SCTPM_CARD_MAX + 2 > kMaxHelloBytes)
         throw Error("hello blob of " + std::to_string(hello_.size()) + " bytes is too large");
     limits_.max_fragment = s_.fragment_size;
@@ -84,13 +127,19 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
     txbuf_.resize(kFrameHeaderSize + s_.fragment_size);
     progress_.add_stage("read", [this] { return read_stage(); });
     progress_.add_stage("write", [this] { return write_stage(); });
-    ep_->set_upcall(upcall, &progress_);
     if (s_.caller_input)
         progress_.set_input(udp_input, udp_input_fd());
     last_work_us_ = now_us();
+    upcall_ = new_upcall_target(&progress_); // last: nothing may throw after the upcall is set
+    ep_->set_upcall(upcall, upcall_);
 }
 
-Transport::~Transport() = default;
+// The upcall goes first, then the socket, and only then (the members) progress_ and its eventfd.
+Transport::~Transport() {
+    ep_->set_upcall(nullptr, nullptr);
+    detach_upcall(upcall_);
+    ep_.reset();
+}
 
 sctpm_peer Transport::add_peer(const std::string& card_text) {
     Card c = parse_card(card_text);
@@ -152,6 +201,7 @@ void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::
     p.rx.clear();
     for (auto& w : p.order)
         w = ReorderWindow<std::shared_ptr<RxMessage>>();
+    p.held_bytes = 0;
     if (cont_.peer == &p && cont_.mode != ContMode::none)
         cont_.mode = ContMode::discard; // the rest of the message in the socket is dropped
     sctpm_event ev{};
@@ -172,7 +222,7 @@ int Transport::end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int e
     a->ended = true;
     if (cont_.mode != ContMode::none && cont_.assoc == assoc)
         cont_.mode = ContMode::discard; // also when it was being held for an anonymous link
-    a->pending.clear();
+    drop_pending(*a);
     int failed = 0;
     for (sctpm_peer id : a->peers()) // a copy: the event callbacks may link new peers
         if (Peer* p = peers_.get(id); p && p->state != Peer::State::failed) {
@@ -284,6 +334,16 @@ int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {
                 o.rx_bytes = pc.rx_bytes;
     }
     return n;
+}
+
+sctpm_held_stats Transport::held_stats() const {
+    sctpm_held_stats h{};
+    h.pre_hello_bytes = peers_.pending_bytes();
+    h.pre_hello_peak = pre_hello_bound_.peak();
+    h.reorder_bytes = peers_.held_bytes();
+    h.reorder_peak = reorder_bound_.peak();
+    h.bound_aborts = bound_aborts_;
+    return h;
 }
 
 bool Transport::peer_stats(sctpm_peer id, sctpm_peer_stats* out) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "endpoint.hpp"
+#include "held_bytes.hpp"
 #include "peer_table.hpp"
 #include "progress.hpp"
 #include "sctpmpi.h"
@@ -23,6 +24,8 @@ struct sctp_assoc_change; // usrsctp
 struct sctp_paddr_change;
 
 namespace sctpm {
+
+struct UpcallTarget;
 
 class Transport {
 public:
@@ -53,6 +56,7 @@ public:
 
     int peer_paths(sctpm_peer id, sctpm_path_info* out, int max);
     bool peer_stats(sctpm_peer id, sctpm_peer_stats* out) const;
+    sctpm_held_stats held_stats() const;
 
 private:
     // ---- receive path (transport_rx.cpp)
@@ -87,6 +91,12 @@ private:
     // culprit: the peer whose link the bytes came on, if known.
     void protocol_error(AssocId assoc, const Peer* culprit, const std::string& why, int error = EPROTO);
     void receive_failed(Peer& p, int error, const std::string& why);
+    // Holding would_hold bytes for `what` passes `bound`: a protocol error naming the bound.
+    void bound_exceeded(AssocId assoc, const Peer* culprit, const HeldBytesBound& bound, const std::string& what,
+                        uint64_t would_hold);
+    // An association's frames waiting for a hello: all dropped, or one link's taken out.
+    static void drop_pending(AssocEntry& a);
+    static AssocEntry::Held take_pending(AssocEntry& a, uint8_t link_byte);
     void handle_notification(const uint8_t* data, size_t len);
     void handle_assoc_change(const sctp_assoc_change& c, size_t len);
     void handle_path_change(const sctp_paddr_change& c);
@@ -127,6 +137,9 @@ private:
     sctpm_callbacks cb_;
     std::string hello_, card_;
     FrameLimits limits_;
+    HeldBytesBound pre_hello_bound_; // AssocEntry::pending_bytes
+    HeldBytesBound reorder_bound_;   // Peer::held_bytes
+    uint64_t bound_aborts_ = 0;      // associations aborted for passing one of the two
     std::vector<uint8_t> rxbuf_, txbuf_;
     Continuation cont_;
     struct StagedFragment { // what txbuf_ holds
@@ -146,6 +159,7 @@ private:
     uint64_t nested_reads_ = 0;   // read_stage calls made from inside another (stall report)
     int64_t last_work_us_ = 0;    // when progress last did something (stall report)
     bool stall_reported_ = false;
+    UpcallTarget* upcall_ = nullptr; // usrsctp's upcall argument (transport.cpp says why)
 };
 
 // Addresses to bind for this process, from the settings (interface hostname, multihome file,

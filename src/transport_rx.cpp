@@ -22,6 +22,9 @@ constexpr uint64_t kUntilEor = ~0ull;
 // senders never meet in one sequencer.
 uint64_t rx_key(AssocId assoc, uint16_t stream) { return (uint64_t(assoc) << 16) | stream; }
 
+// What a frame of `frame_bytes` (header included) held for an anonymous link counts.
+uint64_t pending_cost(uint64_t frame_bytes) { return frame_bytes + kHeldItemOverhead; }
+
 bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
     if (a.ss_family != b.ss_family)
         return false;
@@ -121,6 +124,13 @@ void Transport::start_data(const RecvResult& r) {
         return;
     }
     if (!p) { // anonymous link: keep the whole message until its hello names the peer
+        const uint64_t cost = pending_cost(kFrameHeaderSize + h->frag_len);
+        if (!pre_hello_bound_.allows(a.pending_bytes, cost)) {
+            discard_rest(remaining);
+            bound_exceeded(r.assoc, nullptr, pre_hello_bound_, "frames waiting for a hello", a.pending_bytes + cost);
+            return;
+        }
+        pre_hello_bound_.charge(a.pending_bytes, cost);
         auto& held = a.pending[link.incoming_byte()];
         held.emplace_back(r.stream, std::string(reinterpret_cast<char*>(rxbuf_.data()), n));
         if (remaining) {
@@ -134,6 +144,8 @@ void Transport::start_data(const RecvResult& r) {
         discard_rest(remaining);
         return;
     }
+    if (link.opened_by_me && p->assoc == r.assoc)
+        p->link_known = true; // the remote answers on our link: it has our hello
     count_path(*p, r.from, n);
     cont_.peer = p;
     handle_fragment(*p, r.assoc, r.stream, *h, rxbuf_.data() + kFrameHeaderSize, avail, remaining);
@@ -163,6 +175,12 @@ void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const F
         if (h.domain >= p.order.size())
             p.order.resize(h.domain + 1);
         auto& w = p.order[h.domain];
+        const uint64_t cost = kHeldItemOverhead + h.frag_len; // the whole fragment, as it will arrive
+        if (!w.is_next(h.seq) && !reorder_bound_.allows(p.held_bytes, cost)) {
+            discard_rest(remaining);
+            bound_exceeded(assoc, &p, reorder_bound_, "messages held out of order", p.held_bytes + cost);
+            return;
+        }
         m = std::make_shared<RxMessage>();
         m->total = h.total;
         if (!w.is_next(h.seq)) {
@@ -184,16 +202,24 @@ void Transport::handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const F
             release_held = true;
         } else {
             m->buffered.assign(reinterpret_cast<const char*>(avail), avail_len);
+            reorder_bound_.charge(p.held_bytes, kHeldItemOverhead + avail_len); // the rest as it arrives
         }
     } else {
         m = sr.current;
+        if (!m->delivered && !reorder_bound_.allows(p.held_bytes, h.frag_len)) {
+            discard_rest(remaining);
+            bound_exceeded(assoc, &p, reorder_bound_, "messages held out of order", p.held_bytes + h.frag_len);
+            return;
+        }
         if (h.last())
             sr.current.reset();
         m->received += avail_len;
-        if (m->delivered)
+        if (m->delivered) {
             place_bytes(p, *m, avail, avail_len);
-        else
+        } else {
             m->buffered.append(reinterpret_cast<const char*>(avail), avail_len);
+            reorder_bound_.charge(p.held_bytes, avail_len);
+        }
     }
     if (p.state == Peer::State::failed) {
         discard_rest(remaining); // the receiver failed on this fragment's head
@@ -215,6 +241,7 @@ void Transport::deliver_in_order(Peer& p, uint16_t domain) {
         w.advance();
         std::string bytes = std::move((*held)->buffered);
         (*held)->buffered.clear();
+        HeldBytesBound::release(p.held_bytes, kHeldItemOverhead + bytes.size());
         deliver(p, **held, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
         if (cont_.msg == *held && cont_.mode == ContMode::buffer)
             cont_.mode = ContMode::place; // its fragment still streaming in goes straight to the caller
@@ -341,6 +368,7 @@ bool Transport::continue_message() {
         case ContMode::buffer:
             m->received += n;
             m->buffered.append(reinterpret_cast<char*>(dst), n);
+            reorder_bound_.charge(cont_.peer->held_bytes, n); // within what handle_fragment allowed
             break;
         case ContMode::raw:
             cont_.raw->append(reinterpret_cast<char*>(dst), n);
@@ -412,6 +440,30 @@ void Transport::protocol_error(AssocId assoc, const Peer* culprit, const std::st
     }
 }
 
+void Transport::bound_exceeded(AssocId assoc, const Peer* culprit, const HeldBytesBound& bound,
+                               const std::string& what, uint64_t would_hold) {
+    const AssocEntry* a = peers_.find_assoc(assoc);
+    if (!a || !a->ended)
+        ++bound_aborts_;
+    protocol_error(assoc, culprit, bound.describe(what, would_hold));
+}
+
+void Transport::drop_pending(AssocEntry& a) {
+    a.pending.clear();
+    a.pending_bytes = 0;
+}
+
+AssocEntry::Held Transport::take_pending(AssocEntry& a, uint8_t link_byte) {
+    auto it = a.pending.find(link_byte);
+    if (it == a.pending.end())
+        return {};
+    AssocEntry::Held held = std::move(it->second);
+    a.pending.erase(it);
+    for (const auto& [stream, raw] : held)
+        HeldBytesBound::release(a.pending_bytes, pending_cost(raw.size()));
+    return held;
+}
+
 // A message for p cannot be completed: its stream state is lost, and so is its association.
 void Transport::receive_failed(Peer& p, int error, const std::string& why) {
     if (p.assoc)
@@ -447,7 +499,7 @@ void Transport::handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload
         return;
     a->links[link.incoming_byte()] = id; // a failed peer keeps the link so that its data is dropped
     if (p->state == Peer::State::failed) {
-        a->pending.erase(link.incoming_byte());
+        take_pending(*a, link.incoming_byte());
         return;
     }
     if (p->state == Peer::State::idle)
@@ -461,17 +513,15 @@ void Transport::adopt_link(Peer& p, AssocId assoc, LinkKey link) {
     p.link = link.outgoing_byte();
     p.state = Peer::State::up;
     p.hello_sent = true;
+    p.link_known = true;
 }
 
 void Transport::replay_pending(Peer& p, AssocId assoc, LinkKey link) {
     AssocEntry* a = peers_.find_assoc(assoc);
     if (!a)
         return;
-    auto it = a->pending.find(link.incoming_byte());
-    if (it == a->pending.end())
-        return;
-    AssocEntry::Held held = std::move(it->second);
-    a->pending.erase(it);
+    // Complete frames: a hello is read only after the SCTP message before it was.
+    AssocEntry::Held held = take_pending(*a, link.incoming_byte());
     for (auto& [stream, raw] : held) {
         std::string why;
         auto h = decode_frame_header(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), limits_, &why);
@@ -586,6 +636,7 @@ void Transport::assoc_shut_down(AssocId assoc) {
             p->assoc = 0;
             p->state = Peer::State::idle;
             p->hello_sent = false;
+            p->link_known = false;
             p->rx.clear();
         }
         sctpm_event ev{};

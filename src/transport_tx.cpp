@@ -53,6 +53,7 @@ void Transport::queue_hello(Peer& p) {
     q.iov[0].iov_base = q.owned.data();
     ++p.queued;
     p.hello_sent = true;
+    p.link_known = false;
 }
 
 void Transport::connect_peer(Peer& p) {
@@ -113,6 +114,13 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
     if (r.stream >= s_.streams || r.domain >= s_.streams)
         throw Error("stream map returned stream " + std::to_string(r.stream) + " domain " +
                     std::to_string(r.domain) + " for " + std::to_string(s_.streams) + " streams");
+    if (p->state == Peer::State::idle) {
+        connect_peer(*p);
+        if (p->state == Peer::State::failed)
+            return -EHOSTUNREACH;
+    }
+    if (!p->link_known)
+        r.stream = 0; // behind our hello (the domain keeps the order whatever the stream)
 
     TxMessage m;
     m.iov.assign(iov, iov + iovcnt);
@@ -123,11 +131,6 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
     m.stream = r.stream;
     m.cookie = cookie;
 
-    if (p->state == Peer::State::idle) {
-        connect_peer(*p);
-        if (p->state == Peer::State::failed)
-            return -EHOSTUNREACH;
-    }
     auto& q = p->tx_queues[r.stream];
     q.push_back(std::move(m));
     ++p->queued;

@@ -100,7 +100,32 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        largest message accepted from a peer (bytes, 1K..262144G; K/M/G suffixes). Unset: 1099511627776.
+        largest message accepted from a peer (a contiguous MPI message is one) (bytes, 1K..262144G;
+        K/M/G suffixes). Unset: 68719476736.
+
+    - name        : MPIR_CVAR_CH3_SCTP_PRE_HELLO_BYTES
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        bytes held per association for its links whose hello has not arrived yet (a stranger's
+        data); more aborts the association, 0 = room for one whole fragment (of fragment_size)
+        (bytes, 0 or 4K..1G; K/M/G suffixes). Unset: 0.
+
+    - name        : MPIR_CVAR_CH3_SCTP_REORDER_BYTES
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        bytes held per peer for messages that arrived ahead of an earlier one of their ordering
+        domain (with a fixed overhead per message); more aborts the association (bytes, 4K..1024G;
+        K/M/G suffixes). Unset: 67108864.
 
     - name        : MPIR_CVAR_CH3_SCTP_HEAD_BYTES
       category    : CH3_SCTP
@@ -331,6 +356,8 @@ static const struct {
     {"eager_max", &MPIR_CVAR_CH3_SCTP_EAGER_MAX},
     {"fragment_size", &MPIR_CVAR_CH3_SCTP_FRAGMENT_SIZE},
     {"max_message", &MPIR_CVAR_CH3_SCTP_MAX_MESSAGE},
+    {"pre_hello_bytes", &MPIR_CVAR_CH3_SCTP_PRE_HELLO_BYTES},
+    {"reorder_bytes", &MPIR_CVAR_CH3_SCTP_REORDER_BYTES},
     {"head_bytes", &MPIR_CVAR_CH3_SCTP_HEAD_BYTES},
     {"cmt", &MPIR_CVAR_CH3_SCTP_CMT},
     {"pf_threshold", &MPIR_CVAR_CH3_SCTP_PF_THRESHOLD},

@@ -32,9 +32,18 @@ static int take_pending_errno(void)
     return e;
 }
 
+/* sctpm_progress failed inside (a defect, named by sctpm_last_error): the call that waits fails
+ * with that message instead of waiting for what the failed round did not do. */
+static int transport_failed(void)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__, MPI_ERR_INTERN,
+                                "**ch3|sctp|progress", "**ch3|sctp|progress %s",
+                                sctpm_last_error(MPIDI_CH3I_sctp));
+}
+
 int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 {
-    int mpi_errno = MPI_SUCCESS, made_progress = 0;
+    int mpi_errno = MPI_SUCCESS, made_progress = 0, rc;
 
     mpi_errno = MPIR_Progress_hook_exec_all(&made_progress);
     if (mpi_errno || (made_progress && !blocking))
@@ -44,8 +53,11 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
         if (MPIDI_CH3I_progress_blocked == TRUE)
             return MPI_SUCCESS; /* another thread is inside the transport */
 #endif
-        sctpm_progress(MPIDI_CH3I_sctp, 0);
-        return take_pending_errno();
+        rc = sctpm_progress(MPIDI_CH3I_sctp, 0);
+        mpi_errno = take_pending_errno();
+        if (!mpi_errno && rc < 0)
+            mpi_errno = transport_failed();
+        return mpi_errno;
     }
     if (made_progress) {
         MPIDI_CH3_Progress_signal_completion();
@@ -60,12 +72,14 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
         }
         MPIDI_CH3I_progress_blocked = TRUE;
 #endif
-        sctpm_progress(MPIDI_CH3I_sctp, -1);
+        rc = sctpm_progress(MPIDI_CH3I_sctp, -1);
 #ifdef MPICH_IS_THREADED
         MPIDI_CH3I_progress_blocked = FALSE;
         MPIDI_CH3I_progress_wakeup_signalled = FALSE;
 #endif
         mpi_errno = take_pending_errno();
+        if (!mpi_errno && rc < 0)
+            mpi_errno = transport_failed();
         if (mpi_errno)
             break;
         mpi_errno = MPIR_Progress_hook_exec_all(&made_progress);

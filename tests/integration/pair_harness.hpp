@@ -67,6 +67,7 @@ struct Side {
     // If set, decides every hello (blob as text, the sender's card); else the hello maps to `other`.
     std::function<sctpm_peer(Side&, const std::string& hello, const char* card)> on_hello;
     std::map<std::string, sctpm_peer> accepted; // for the hook's use: peers it created, by hello
+    std::function<void(int entering)> on_block;  // if set: called around a blocked progress wait
     static bool is_failure(const sctpm_event& e) {
         return e.type == SCTPM_EV_ASSOC_LOST || e.type == SCTPM_EV_CANT_START || e.type == SCTPM_EV_PROTOCOL_ERROR ||
                e.type == SCTPM_EV_SEND_FAILED;
@@ -167,6 +168,12 @@ inline sctpm_peer cb_hello(void* ctx, const void* hello, size_t len, const char*
     return s->other;
 }
 
+inline void cb_block(void* ctx, int entering) {
+    Side* s = static_cast<Side*>(ctx);
+    if (s->on_block)
+        s->on_block(entering);
+}
+
 using Role = std::function<void(Side&)>;
 using Setup = std::function<void(sctpm_config*)>;
 
@@ -186,7 +193,7 @@ inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool
     if (setup)
         setup(cfg);
     static Side side;
-    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, nullptr};
+    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, cb_block};
     side.t = sctpm_open(cfg, nullptr, "test", 4, &cb, err, sizeof err);
     CHILD_CHECK(side.t, "sctpm_open: %s", err);
     sctpm_config_free(cfg);

@@ -69,7 +69,7 @@ std::string set_and_get(const std::string& key, const std::string& value) {
 
 const std::vector<std::string> all_keys = {
     "multihome_file", "bindall", "interface_hostname", "udp_port", "streams", "stream_policy", "eager_max",
-    "fragment_size", "max_message", "head_bytes", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
+    "fragment_size", "max_message", "pre_hello_bytes", "reorder_bytes", "head_bytes", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
     "rto_initial_ms", "heartbeat_ms", "path_max_retrans", "assoc_max_retrans", "init_max_attempts", "path_mtu",
     "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "nodelay", "spin_us", "caller_input", "log_paths",
     "stall_report_s"};
@@ -108,7 +108,8 @@ TEST(Settings, DefaultsThroughGetSetting) {
     const std::map<std::string, std::string> expected = {
         {"multihome_file", ""},      {"bindall", "false"},         {"interface_hostname", ""},
         {"udp_port", "0"},           {"streams", "16"},            {"stream_policy", "single"},
-        {"eager_max", "65536"},      {"fragment_size", "262144"},  {"max_message", "1099511627776"},
+        {"eager_max", "65536"},      {"fragment_size", "262144"},  {"max_message", "68719476736"},
+        {"pre_hello_bytes", "0"},    {"reorder_bytes", "67108864"},
         {"head_bytes", "4096"},      {"cmt", "off"},               {"pf_threshold", "0"},
         {"rto_min_ms", "100"},       {"rto_max_ms", "300"},        {"rto_initial_ms", "300"},
         {"heartbeat_ms", "100"},     {"path_max_retrans", "2"},    {"assoc_max_retrans", "10"},
@@ -205,7 +206,9 @@ TEST(Settings, SizeLimits) {
     // (2^34 + 1) GiB wraps to 1 GiB in 64 bits, which would be in range.
     EXPECT_ERROR(sctpm::set_setting(s, "max_message", "17179869185G"), "'17179869185G' is out of range");
     EXPECT_EQ(s.fragment_size, 262144u);
-    EXPECT_EQ(s.max_message, 1ull << 40);
+    EXPECT_EQ(s.max_message, 64ull << 30);
+    EXPECT_ERROR(sctpm::set_setting(s, "pre_hello_bytes", "4095"), "pre_hello_bytes: '4095' is out of range (0 or 4K..1G)");
+    EXPECT_ERROR(sctpm::set_setting(s, "reorder_bytes", "1025G"), "reorder_bytes: '1025G' is out of range (4K..1024G)");
 }
 
 TEST(Settings, PathMtuIsZeroOrAWindow) {
@@ -341,6 +344,12 @@ TEST(Settings, StringsAreTakenVerbatim) {
     EXPECT_EQ(s.multihome_file, "");
 }
 
+TEST(Settings, PreHelloBytesIsZeroForTwoFragmentsOrAWindow) {
+    EXPECT_EQ(set_and_get("pre_hello_bytes", "0"), "0");
+    EXPECT_EQ(set_and_get("pre_hello_bytes", "4K"), "4096");
+    EXPECT_EQ(set_and_get("pre_hello_bytes", "1G"), "1073741824");
+}
+
 TEST(Settings, UnknownKey) {
     Settings s;
     EXPECT_ERROR(sctpm::set_setting(s, "stream", "4"), "unknown setting 'stream'", "streams", "log_paths");
@@ -394,6 +403,7 @@ TEST(Settings, CvarsSetEveryKey) {
         {"multihome_file", "/mh"},    {"bindall", "yes"},         {"interface_hostname", "h"},
         {"udp_port", "9899"},         {"streams", "64"},          {"stream_policy", "context"},
         {"eager_max", "128K"},        {"fragment_size", "1M"},    {"max_message", "4G"},
+        {"pre_hello_bytes", "1M"},    {"reorder_bytes", "8M"},
         {"head_bytes", "512"},        {"cmt", "mptcp"},           {"pf_threshold", "65535"},
         {"rto_min_ms", "10"},         {"rto_max_ms", "1000"},     {"rto_initial_ms", "50"},
         {"heartbeat_ms", "30"},       {"path_max_retrans", "5"},  {"assoc_max_retrans", "20"},
@@ -418,6 +428,8 @@ TEST(Settings, CvarsSetEveryKey) {
     EXPECT_EQ(s.stream_policy, StreamPolicy::context);
     EXPECT_EQ(s.eager_max, 131072u);
     EXPECT_EQ(s.max_message, 4ull << 30);
+    EXPECT_EQ(s.pre_hello_bytes, 1ull << 20);
+    EXPECT_EQ(s.reorder_bytes, 8ull << 20);
     EXPECT_EQ(s.cmt, CmtMode::mptcp);
     EXPECT_EQ(s.rcvbuf, 32u << 20);
     EXPECT_EQ(s.path_mtu, 9000u);

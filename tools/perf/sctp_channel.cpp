@@ -103,15 +103,20 @@ void SctpChannel::send(const char* data, size_t len) {
     pending_ += rc;
 }
 
+void SctpChannel::progress() {
+    if (sctpm_progress(t_, -1) < 0)
+        die(std::string("sctpm_progress: ") + sctpm_last_error(t_));
+}
+
 void SctpChannel::recv(size_t) {
     const size_t want = ++expected_;
     while (done_ < want)
-        sctpm_progress(t_, -1);
+        progress();
 }
 
 void SctpChannel::flush() {
     while (pending_ > 0)
-        sctpm_progress(t_, -1);
+        progress();
 }
 
 } // namespace perf

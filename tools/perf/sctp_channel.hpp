@@ -35,6 +35,7 @@ public:
     struct Callbacks;
 
 private:
+    void progress(); // one blocking sctpm_progress; dies on a transport error
     sctpm_transport* t_ = nullptr;
     sctpm_peer peer_ = -1;
     std::vector<char> sink_;

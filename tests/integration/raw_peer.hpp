@@ -1,0 +1,149 @@
+// A second socket in a test process's stack that speaks raw frames to the other side: a stranger
+// or a broken peer. Its association is its own, so the process's transport (the well-behaved peer)
+// can check afterwards that the victim still serves it (exchange_checked).
+#pragma once
+#include <cerrno>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "card.hpp"
+#include "endpoint.hpp"
+#include "frame.hpp"
+#include "pair_harness.hpp"
+#include "settings.hpp"
+#include "stack.hpp"
+
+namespace pair_test {
+
+inline sctpm::FrameHeader frame_header(sctpm::FrameKind kind, uint8_t flags, uint32_t seq, uint32_t frag,
+                                       uint64_t total, uint64_t off) {
+    sctpm::FrameHeader h;
+    h.kind = kind;
+    h.flags = flags;
+    h.seq = seq;
+    h.frag_len = frag;
+    h.total = total;
+    h.offset = off;
+    return h;
+}
+
+inline std::string frame(const sctpm::FrameHeader& h, const std::string& payload) {
+    uint8_t hdr[sctpm::kFrameHeaderSize];
+    sctpm::encode_frame_header(h, hdr);
+    return std::string(reinterpret_cast<char*>(hdr), sizeof hdr) + payload;
+}
+
+// A hello frame on link 0 introducing itself as `blob` with `card`.
+inline std::string hello_frame(const std::string& blob, const std::string& card) {
+    const std::string p = std::string(1, char(blob.size() >> 8)) + char(blob.size() & 0xff) + blob + card;
+    return frame(frame_header(sctpm::FrameKind::hello, sctpm::kFrameFirst | sctpm::kFrameLast, 0, uint32_t(p.size()),
+                              p.size(), 0),
+                 p);
+}
+
+class RawPeer {
+public:
+    // Opens an association to the transport whose card is `target_card`.
+    explicit RawPeer(const std::string& target_card)
+        : ep_(st_, 0, {"127.0.0.1"}) {
+        const sctpm::Card target = sctpm::parse_card(target_card);
+        assoc_ = ep_.connect(target.addresses, target.sctp_port, target.udp_port);
+    }
+
+    // A card to put in a hello (the victim only records it).
+    std::string card() const {
+        sctpm::Settings st;
+        sctpm::Card mine;
+        mine.udp_port = sctpm::start_stack(st).udp_port;
+        mine.sctp_port = 1;
+        mine.addresses = {"127.0.0.1"};
+        return sctpm::format_card(mine);
+    }
+
+    // Sends every frame as one SCTP message, until the first refusal: a victim that aborts the
+    // association makes the rest fail, as it should. Returns how many were sent.
+    size_t send(const std::vector<std::string>& frames, uint16_t stream = 0) {
+        size_t sent = 0;
+        for (const auto& f : frames) {
+            long rc;
+            while ((rc = ep_.send(assoc_, stream, f.data(), f.size())) == -EWOULDBLOCK)
+                usleep(1000);
+            if (rc != long(f.size()))
+                break;
+            ++sent;
+        }
+        return sent;
+    }
+
+private:
+    sctpm::Settings st_;
+    sctpm::Endpoint ep_;
+    sctpm::AssocId assoc_ = 0;
+};
+
+// The victim (victim = true) and the well-behaved peer swap checked messages over their own
+// association once the attack is over: the victim sends first, when it has seen what it expects,
+// and the peer keeps its raw socket open until then, so the attack's frames are all read.
+inline void exchange_checked(Side& s, bool victim) {
+    constexpr uint32_t kBase = 5000000, kCount = 8;
+    std::vector<std::string> msgs;
+    for (uint32_t i = 0; i < kCount; ++i)
+        msgs.push_back(make_message((victim ? kBase : kBase + kCount) + i, 4 + i * 40000));
+    auto from_other = [&] {
+        std::vector<std::string> got;
+        for (size_t i = 0; i < s.messages.size() && i < s.completed; ++i)
+            if (s.senders[i] == s.other)
+                got.push_back(s.messages[i]);
+        return got;
+    };
+    auto receive = [&] {
+        const uint32_t base = victim ? kBase + kCount : kBase;
+        CHILD_CHECK(s.progress_until([&] { return from_other().size() >= kCount; }, 60),
+                    "the well-behaved peer's exchange stalled: %zu of %u messages", from_other().size(), kCount);
+        const auto got = from_other();
+        for (uint32_t i = 0; i < kCount; ++i)
+            CHILD_CHECK(message_ok(got[i]) && message_id(got[i]) == base + i, "exchange message %u corrupted or out of order", i);
+    };
+    auto send = [&] {
+        for (size_t i = 0; i < msgs.size(); ++i) {
+            sctpm_key key{0, 0, 0};
+            iovec v{msgs[i].data(), msgs[i].size()};
+            const int rc = sctpm_send(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(900000 + i));
+            CHILD_CHECK(rc == 0 || rc == 1, "exchange send %zu returned %d", i, rc);
+            if (rc == 1)
+                s.sent[900000 + i] = 1;
+        }
+        CHILD_CHECK(s.progress_until([&] {
+            for (auto& [c, st] : s.sent)
+                if (st == 1) return false;
+            return true;
+        }), "exchange sends did not complete");
+        for (auto& [c, st] : s.sent)
+            CHILD_CHECK(st == 0, "exchange send completed with %d", st);
+    };
+    if (victim) {
+        send();
+        receive();
+    } else {
+        receive();
+        send();
+    }
+    CHILD_CHECK(s.failure_of(s.other) == nullptr, "the well-behaved peer failed: %s", s.failure_of(s.other)->detail);
+}
+
+// Hellos other than the harness's own ("test", which is `other`) get a peer each: an attacker's
+// hello must not take over the well-behaved peer.
+inline void accept_every_link(Side& s) {
+    s.on_hello = [](Side& side, const std::string& hello, const char* card) {
+        if (hello == "test")
+            return side.other;
+        CHILD_CHECK(side.accepted.count(hello) == 0, "second hello '%s'", hello.c_str());
+        const sctpm_peer p = sctpm_peer_add(side.t, card);
+        CHILD_CHECK(p >= 0, "peer_add for hello '%s': %s", hello.c_str(), sctpm_last_error(side.t));
+        side.accepted[hello] = p;
+        return p;
+    };
+}
+
+} // namespace pair_test
