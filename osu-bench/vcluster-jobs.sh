@@ -40,9 +40,13 @@ vcl_launch() {
     ompi-*)
         local nets=198.18.1.0/24
         [[ $cfg == ompi-1rail ]] || nets=198.18.1.0/24,198.18.2.0/24
+        # Several ranks per host share this machine's cores with the other host: Open MPI would
+        # busy-poll (it only yields when it knows it is oversubscribed), so tell it.
+        local -a yield=()
+        ((ppn > 1)) && yield=(--mca mpi_yield_when_idle 1)
         cmd=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --allow-run-as-root
             --host "h1:$ppn,h2:$ppn" -np $((2 * ppn)) --mca plm_rsh_agent "$RSH" --mca btl tcp,self --mca btl_tcp_if_include "$nets"
-            --mca oob_tcp_if_include 198.18.0.0/24 -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+            --mca oob_tcp_if_include 198.18.0.0/24 "${yield[@]}" -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
             "$OSU/openmpi/$prog")
         ;;
     *) echo "unknown configuration $cfg" >&2; return 2 ;;
