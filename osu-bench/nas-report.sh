@@ -10,13 +10,8 @@
 # the cluster (else the first configuration). Failed runs are left out of the medians; a cell
 # with no verified run reads FAILED.
 
-# median(a, k, c): the median of a[k, 1..c]
-NAS_MEDIAN_AWK='
-    function median(a, k, c,   i, j, t, v) {
-        for (i = 1; i <= c; i++) v[i] = a[k, i]
-        for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
-        return c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
-    }'
+# shellcheck source=osu-bench/median-awk.sh
+source "$REPO/osu-bench/median-awk.sh"
 
 # nas_reference WHERE: the reference configuration of a setting
 nas_reference() {
@@ -32,7 +27,7 @@ nas_reference() {
 
 nas_times() {
     awk -F'\t' -v OFS='\t' -v lref="$(nas_reference loopback 2>/dev/null)" -v vref="$(nas_reference vcluster 2>/dev/null)" \
-        "$NAS_MEDIAN_AWK"'
+        "$MEDIAN_AWK"'
         { k = $1 "\t" $2 "\t" $3; made[k]++; if (!(k in seen)) { seen[k] = 1; order[++m] = k }
           if ($6 == "ok") { n[k]++; t[k, n[k]] = $5 } }
         END {
