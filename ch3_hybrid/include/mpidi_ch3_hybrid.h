@@ -19,6 +19,7 @@
 #ifndef MPIDI_CH3_HYBRID_H_INCLUDED
 #define MPIDI_CH3_HYBRID_H_INCLUDED
 
+#include "mpidi_ch3_impl.h"
 #include "iwarp_verbs.h"
 
 /* A PUT header sent as an RDMAP Send on the QP, right behind the PUT's Write (hy_placed.c). */
@@ -85,7 +86,7 @@ int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_por
 int MPIDI_CH3I_Hy_poll_cq(void);   /* handle what the CQ holds now (also before SCTP packets) */
 void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc);    /* into ERR at once: nothing more lands from it */
 
-/* ---- registered windows of peers (hy_window.c) ---- */
+/* ---- registered windows of peers (ch3_hybrid/src/ch3_win_fns.c) ---- */
 typedef struct MPIDI_CH3I_Hy_remote_win {
     struct MPIDI_CH3I_Hy_remote_win *next;
     MPI_Win handle;            /* the peer's window handle, as CH3 packets name it */

@@ -2,7 +2,7 @@
  * the RNIC's contact; MPI_Win_free deregisters. Every flavour (create, allocate, shared, dynamic)
  * passes through gather_info; a dynamic window (size 0, memory attached later without a hook)
  * gets no STag, so its operations stay on the SCTP path. */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 #include "mpidrma.h"
 
 /* What each member contributes at window creation. */

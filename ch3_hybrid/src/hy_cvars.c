@@ -88,7 +88,7 @@ cvars:
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 
 MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 1, 0, 0, 0 };
 

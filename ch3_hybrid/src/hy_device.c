@@ -6,7 +6,7 @@
  * completion queue is polled by an extra stage of the transport's progress engine,
  * which does nothing while no window exists and no RDMA work is left; its event fd wakes a
  * blocked progress wait. */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 #include <unistd.h>
 
 MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;

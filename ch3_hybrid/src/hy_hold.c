@@ -2,7 +2,7 @@
  * every later send to that peer waits in the VC's queue, in issue order, and leaves once all that
  * precedes it has left: CH3's packets reach the target in the order CH3 issued them, with each
  * RDMA-carried operation's header after its data. A peer with nothing in flight is not touched. */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 
 void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
@@ -170,9 +170,7 @@ void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
     }
     if (--h->pending == 0)
         MPIDI_CH3I_Hy_rnic.in_flight--;
-    int mpi_errno = MPIDI_CH3I_Hy_release(vc);
-    if (mpi_errno && !MPIDI_CH3I_pending_errno)
-        MPIDI_CH3I_pending_errno = mpi_errno;
+    MPIDI_CH3I_Raise_error(MPIDI_CH3I_Hy_release(vc));
 }
 
 /* The peer is gone: what waits for it fails now (a GET's request is failed with the others that
@@ -302,3 +300,29 @@ int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iove
     *mpi_errno = hold_request(vc, sreq, iov, *n);
     return 1;
 }
+
+static void vc_init(MPIDI_VC_t * vc)
+{
+    memset(&vc->ch.hy, 0, sizeof(vc->ch.hy));
+}
+
+/* PUT headers on a QP name how many SCTP control packets went before them. */
+static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
+{
+    vc->ch.hy.ctl_sent += key->cls;
+}
+
+/* ch3:hybrid's hooks into ch3:sctp (the extension interface of ch3_sctp's mpidi_ch3_impl.h). */
+const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
+    .init = MPIDI_CH3I_Hy_read_cvars,
+    .finalize = MPIDI_CH3I_Hy_finalize,
+    .vc_init = vc_init,
+    .vc_lost = MPIDI_CH3I_Hy_vc_lost,
+    .pvars_register = MPIDI_CH3I_Hy_pvars_register,
+    .handlers_register = MPIDI_CH3I_Hy_register_handlers,
+    .before_packet = MPIDI_CH3I_Hy_before_packet,
+    .after_packet = MPIDI_CH3I_Hy_packet_done,
+    .start_msg = MPIDI_CH3I_Hy_start_msg,
+    .send_request = MPIDI_CH3I_Hy_send_request,
+    .sent = sent_on_sctp,
+};

@@ -2,7 +2,7 @@
  * allocated (MPI's hint that it will take part in one-sided communication), and so is every
  * window; an RDMA transfer whose origin buffer lies in such a region uses that registration.
  * Any other origin buffer is registered for the one transfer (cheap here: a table entry). */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 
 typedef struct hy_region {
     struct hy_region *next;

@@ -14,7 +14,7 @@
  * If the QP breaks while headers are in flight, the sender asks (QP_SYNC) how many of its
  * headers were handled; this side closes its end of the QP first, so the answer is final, and
  * the sender resends the others on SCTP. */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 
 MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
 
@@ -154,12 +154,6 @@ typedef struct MPIDI_CH3I_Hy_deferred {
     MPIDI_CH3I_Hy_header_t h;
 } hy_deferred;
 
-static void raise_error(int mpi_errno)
-{
-    if (mpi_errno && !MPIDI_CH3I_pending_errno)
-        MPIDI_CH3I_pending_errno = mpi_errno;
-}
-
 /* Every SCTP control packet sent before header h has been handled. */
 static int predecessors_done(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
 {
@@ -176,11 +170,11 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
         char why[128];
         snprintf(why, sizeof(why), "ch3:hybrid: rank %d sent packet type %d on its queue pair, "
                  "where only PUT headers go", vc->pg_rank, (int) pkt.type);
-        raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+        MPIDI_CH3I_Raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                          MPI_ERR_INTERN, "**fail", "**fail %s", why));
         return;
     }
-    raise_error(put_placed(vc, &pkt, NULL, &buflen, &rreq));
+    MPIDI_CH3I_Raise_error(put_placed(vc, &pkt, NULL, &buflen, &rreq));
 }
 
 static void run_deferred(MPIDI_VC_t * vc)
@@ -310,7 +304,6 @@ void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
     table[MPIDI_CH3_PKT_HY_GET_PLACED] = get_placed;
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;
     table[MPIDI_CH3_PKT_HY_GET_WRITE] = get_write;
-    plain_get_resp = table[MPIDI_CH3_PKT_GET_RESP];
-    table[MPIDI_CH3_PKT_GET_RESP] = get_resp;
+    plain_get_resp = MPIDI_CH3I_Pkt_wrap(table, MPIDI_CH3_PKT_GET_RESP, get_resp);
     table[MPIDI_CH3_PKT_HY_CONNECT_ME] = MPIDI_CH3I_Hy_pkt_connect_me;
 }

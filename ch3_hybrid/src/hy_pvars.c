@@ -7,7 +7,7 @@
  *   ch3_hybrid_rdma_fallbacks  COUNTER: RDMA operations that failed and were sent over SCTP
  *   ch3_hybrid_qp_put_headers  COUNTER: PUT headers sent as RDMAP Sends on the queue pair (the
  *                              others followed their data on SCTP) */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 
 static void counter(const char *name, unsigned long long *addr, const char *desc)
 {

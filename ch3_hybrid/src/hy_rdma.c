@@ -4,7 +4,7 @@
  * STag, at least the threshold, and no lock request piggybacked (a target may queue such an
  * operation until the lock is free, and RDMA would not wait). Anything else returns 0 and takes
  * the SCTP path, which stays correct for every operation. */
-#include "mpidi_ch3_impl.h"
+#include "mpidi_ch3_hybrid.h"
 
 static int lock_requested(int pkt_flags)
 {

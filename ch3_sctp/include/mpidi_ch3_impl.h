@@ -26,7 +26,7 @@ int MPIDI_CH3I_Apply_cvars(sctpm_config * cfg, char *err, size_t errlen); /* ch3
 void MPIDI_CH3I_Pvars_register(int world_size);
 
 /* ch3_send.c: shared send path. The two funnels every send passes (iov[0] is the header slot);
- * the _now forms skip ch3:hybrid's hooks (for sends it held and now releases). */
+ * the _now forms skip the extension's send hooks (for sends it held and now releases). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
 int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
 int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr);
@@ -59,16 +59,39 @@ void MPIDI_CH3I_On_placed(void *ctx, void *msg, size_t filled, int last);
 void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev);
 int MPIDI_CH3I_Recv_init(void);
 extern int MPIDI_CH3I_pending_errno; /* error raised inside a callback, returned by progress */
+void MPIDI_CH3I_Raise_error(int mpi_errno); /* inside a callback: keep the first error */
+/* Install `wrapper` as table[type]; returns the handler it wraps, which the wrapper calls. */
+MPIDI_CH3_PktHandler_Fcn *MPIDI_CH3I_Pkt_wrap(MPIDI_CH3_PktHandler_Fcn ** table,
+                                              MPIDI_CH3_Pkt_type_t type,
+                                              MPIDI_CH3_PktHandler_Fcn * wrapper);
+/* Packet types: CH3's, then a channel's own (MPIDI_CH3_PKT_ENUM, compiled in with its VC fields). */
+#define MPIDI_CH3I_PKT_TYPES MPIDI_CH3_PKT_END_ALL
 
 int MPIDI_CH3I_Progress_init(void);
 int MPIDI_CH3I_Progress_finalize(void);
 
-/* ch3_recv.c: CH3's packet handlers, plus the channel's own packet types under ch3:hybrid. */
-#ifdef MPIDI_CH3_HYBRID
-#define MPIDI_CH3I_PKT_TYPES MPIDI_CH3_PKT_END_ALL
-#include "mpidi_ch3_hybrid.h"
-#else
-#define MPIDI_CH3I_PKT_TYPES MPIDI_CH3_PKT_END_CH3
-#endif
+/* ---- The extension interface: the hook points a channel built on these sources fills in ----
+ * ch3:hybrid's table is in ch3_hybrid/src/hy_hold.c; ch3:sctp's is empty (ch3_win_fns.c, the one
+ * file only ch3:sctp builds). A NULL hook is skipped. Hooks run where CH3's lock is held. */
+typedef struct {
+    int (*init) (void);         /* MPIDI_CH3_Init, before the transport opens: an mpi_errno */
+    int (*finalize) (void);     /* MPIDI_CH3_Finalize, before the transport closes */
+    void (*vc_init) (MPIDI_VC_t * vc);
+    void (*vc_lost) (MPIDI_VC_t * vc, int mpi_errno);   /* before ch3_rma_failure.c fails its RMA */
+    void (*pvars_register) (void);
+    /* After CH3's handlers and ch3_rma_failure.c's wrappers: set its own packet types' handlers,
+     * wrap others with MPIDI_CH3I_Pkt_wrap. */
+    void (*handlers_register) (MPIDI_CH3_PktHandler_Fcn ** table);
+    void (*before_packet) (MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt); /* its handler runs next */
+    void (*after_packet) (MPIDI_VC_t * vc);     /* that packet and its data are fully handled */
+    /* The two send funnels: 1 if the hook took the send (its result in *mpi_errno), 0 to send it
+     * on SCTP now (send_request may have cut the iov to the header: *n). */
+    int (*start_msg) (MPIDI_VC_t * vc, struct iovec * iov, int n, MPIR_Request ** sreq_ptr,
+                      int *mpi_errno);
+    int (*send_request) (MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec * iov, int *n,
+                         int *mpi_errno);
+    void (*sent) (MPIDI_VC_t * vc, const sctpm_key * key);      /* a message went to the transport */
+} MPIDI_CH3I_Ext_t;
+extern const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext;
 
 #endif /* MPIDI_CH3_IMPL_H_INCLUDED */

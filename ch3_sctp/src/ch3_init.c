@@ -40,11 +40,9 @@ int MPIDI_CH3_Init(int has_parent, MPIDI_PG_t * pg_p, int pg_rank)
     char hello[2048], bc[SCTPM_CARD_MAX];
     int mpi_errno;
     (void) has_parent;
-#ifdef MPIDI_CH3_HYBRID
-    mpi_errno = MPIDI_CH3I_Hy_read_cvars();
+    mpi_errno = MPIDI_CH3I_ext.init ? MPIDI_CH3I_ext.init() : MPI_SUCCESS;
     if (mpi_errno)
         return mpi_errno;
-#endif
     snprintf(hello, sizeof(hello), "P%d %s", pg_rank, (const char *) pg_p->id);
     mpi_errno = open_transport(hello);
     if (mpi_errno)
@@ -64,9 +62,8 @@ int MPIDI_CH3_InitCompleted(void)
 
 int MPIDI_CH3_Finalize(void)
 {
-#ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_finalize();   /* its queue pairs and sockets go before the stack they use */
-#endif
+    if (MPIDI_CH3I_ext.finalize)
+        MPIDI_CH3I_ext.finalize();      /* e.g. queue pairs and sockets, before the stack they use */
     if (MPIDI_CH3I_sctp) {
         /* CH3's close handshake is done, but its last packets may still be in flight: shut the
          * associations down gracefully (SCTP delivers queued data first). Closing before that
@@ -103,9 +100,8 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
     vc->ch.port_name_tag = -1;
     vc->ch.awaiting = NULL;
     vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;
-#ifdef MPIDI_CH3_HYBRID
-    memset(&vc->ch.hy, 0, sizeof(vc->ch.hy));
-#endif
+    if (MPIDI_CH3I_ext.vc_init)
+        MPIDI_CH3I_ext.vc_init(vc);
     return MPI_SUCCESS;
 }
 

@@ -77,9 +77,8 @@ void MPIDI_CH3I_Pvars_register(int world_size)
     if (done)
         return;
     done = 1;
-#ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_pvars_register();
-#endif
+    if (MPIDI_CH3I_ext.pvars_register)
+        MPIDI_CH3I_ext.pvars_register();
     MPIR_T_enum_create("ch3_sctp_path_state", &states);
     MPIR_T_enum_add_item(states, "none", 0);
     MPIR_T_enum_add_item(states, "active", SCTPM_PATH_ACTIVE);

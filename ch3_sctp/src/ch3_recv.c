@@ -6,39 +6,42 @@
 static MPIDI_CH3_PktHandler_Fcn *pktArray[MPIDI_CH3I_PKT_TYPES + 1];
 int MPIDI_CH3I_pending_errno = MPI_SUCCESS;
 
+/* The handlers: CH3's, then ch3_rma_failure.c's wrappers, then the extension's. */
 int MPIDI_CH3I_Recv_init(void)
 {
     int mpi_errno = MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
     MPIDI_CH3I_Rma_wrap_handlers(pktArray);
-#ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_register_handlers(pktArray);
-#endif
+    if (MPIDI_CH3I_ext.handlers_register)
+        MPIDI_CH3I_ext.handlers_register(pktArray);
     return mpi_errno;
 }
 
-static void raise_error(int mpi_errno)
+MPIDI_CH3_PktHandler_Fcn *MPIDI_CH3I_Pkt_wrap(MPIDI_CH3_PktHandler_Fcn ** table,
+                                              MPIDI_CH3_Pkt_type_t type,
+                                              MPIDI_CH3_PktHandler_Fcn * wrapper)
+{
+    MPIDI_CH3_PktHandler_Fcn *wrapped = table[type];
+    table[type] = wrapper;
+    return wrapped;
+}
+
+void MPIDI_CH3I_Raise_error(int mpi_errno)
 {
     if (mpi_errno && !MPIDI_CH3I_pending_errno)
         MPIDI_CH3I_pending_errno = mpi_errno;
 }
 
-/* ch3:hybrid orders the PUT headers it receives on queue pairs with the packets handled here. */
+/* The extension (ch3:hybrid) orders what else it receives from vc with the packets handled here. */
 static void before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
-#ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_before_packet(vc, pkt);
-#else
-    (void) vc, (void) pkt;
-#endif
+    if (MPIDI_CH3I_ext.before_packet)
+        MPIDI_CH3I_ext.before_packet(vc, pkt);
 }
 
 static void packet_done(MPIDI_VC_t * vc)
 {
-#ifdef MPIDI_CH3_HYBRID
-    MPIDI_CH3I_Hy_packet_done(vc);
-#else
-    (void) vc;
-#endif
+    if (MPIDI_CH3I_ext.after_packet)
+        MPIDI_CH3I_ext.after_packet(vc);
 }
 
 static void fail_vc(MPIDI_VC_t * vc, const char *why)
@@ -54,15 +57,14 @@ static void fail_vc(MPIDI_VC_t * vc, const char *why)
         MPIDI_CH3I_Complete_with_error(filling, MPIDI_CH3I_Peer_error(vc, -ECONNRESET));
     if (getenv("MPICH_SCTP_QUIET") == NULL)
         fprintf(stderr, "[ch3:sctp] rank %d: lost rank %d: %s\n", MPIR_Process.rank, vc->pg_rank, why);
-    raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
+    MPIDI_CH3I_Raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
     {
         /* One-sided operations waiting for it fail; a call waiting on them sees this error. */
         int mpi_errno = MPIDI_CH3I_Peer_error(vc, -ECONNRESET);
-#ifdef MPIDI_CH3_HYBRID
-        MPIDI_CH3I_Hy_vc_lost(vc, mpi_errno);
-#endif
+        if (MPIDI_CH3I_ext.vc_lost)
+            MPIDI_CH3I_ext.vc_lost(vc, mpi_errno);
         if (MPIDI_CH3I_Rma_peer_lost(vc, mpi_errno))
-            raise_error(mpi_errno);
+            MPIDI_CH3I_Raise_error(mpi_errno);
     }
     MPIDI_CH3_Progress_signal_completion();
 }
@@ -97,7 +99,7 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
     buflen = (intptr_t) (head_len - sizeof(pkt));
     before_packet(vc, &pkt);
     mpi_errno = pktArray[pkt.type] (vc, &pkt, (char *) head + sizeof(pkt), &buflen, &rreq);
-    raise_error(mpi_errno);
+    MPIDI_CH3I_Raise_error(mpi_errno);
     if (rreq) {
         vc->ch.recv_active = rreq;
         vc->ch.recv_filled = 0;
@@ -160,7 +162,7 @@ void MPIDI_CH3I_On_placed(void *ctx, void *msg, size_t filled, int last)
         } else {
             mpi_errno = fn(vc, rreq, &complete);
         }
-        raise_error(mpi_errno);
+        MPIDI_CH3I_Raise_error(mpi_errno);
         vc->ch.recv_filled = 0;
         if (complete || mpi_errno) {
             vc->ch.recv_active = NULL;

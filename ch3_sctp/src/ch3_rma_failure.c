@@ -134,10 +134,8 @@ void MPIDI_CH3I_Rma_wrap_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
         MPIDI_CH3_PKT_CAS_RESP_IMMED
     };
     for (size_t i = 0; i < sizeof(responses) / sizeof(responses[0]); i++) {
-        if (table[responses[i]] == response_arrived)
-            continue;   /* wrapped already */
-        response_handler[responses[i]] = table[responses[i]];
-        table[responses[i]] = response_arrived;
+        if (table[responses[i]] != response_arrived)   /* not wrapped already */
+            response_handler[responses[i]] = MPIDI_CH3I_Pkt_wrap(table, responses[i], response_arrived);
     }
 }
 

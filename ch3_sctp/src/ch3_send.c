@@ -82,15 +82,12 @@ int MPIDI_CH3I_Request_sent(MPIDI_VC_t * vc, MPIR_Request * sreq)
 void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
 {
     MPIR_Request *sreq = (MPIR_Request *) cookie;
-    int mpi_errno;
     (void) ctx;
     if (status != 0) {
         complete_with_error(sreq, status);
         return;
     }
-    mpi_errno = request_sent(sreq);
-    if (mpi_errno && !MPIDI_CH3I_pending_errno)
-        MPIDI_CH3I_pending_errno = mpi_errno;
+    MPIDI_CH3I_Raise_error(request_sent(sreq));
 }
 
 /* A packet that asks for a response is listed once it went (ch3_rma_failure.c). */
@@ -101,25 +98,20 @@ static int awaited_if_sent(MPIDI_VC_t * vc, MPI_Request awaited, int mpi_errno)
     return mpi_errno;
 }
 
-/* ch3:hybrid's PUT headers on a QP name how many control packets went before them. */
+/* The extension learns what went (ch3:hybrid counts the control packets). */
 static void count_control(MPIDI_VC_t * vc, const sctpm_key * key)
 {
-#ifdef MPIDI_CH3_HYBRID
-    vc->ch.hy.ctl_sent += key->cls;
-#else
-    (void) vc, (void) key;
-#endif
+    if (MPIDI_CH3I_ext.sent)
+        MPIDI_CH3I_ext.sent(vc, key);
 }
 
 /* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
 {
     MPI_Request awaited = MPIDI_CH3I_Rma_awaited(&sreq->dev.pending_pkt);
-#ifdef MPIDI_CH3_HYBRID
     int mpi_errno;
-    if (MPIDI_CH3I_Hy_send_request(vc, sreq, iov, &n, &mpi_errno))
+    if (MPIDI_CH3I_ext.send_request && MPIDI_CH3I_ext.send_request(vc, sreq, iov, &n, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
-#endif
     return awaited_if_sent(vc, awaited, MPIDI_CH3I_Send_request_now(vc, sreq, iov, n));
 }
 
@@ -178,11 +170,9 @@ MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt)
 static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
     MPI_Request awaited = MPIDI_CH3I_Rma_awaited((const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
-#ifdef MPIDI_CH3_HYBRID
     int mpi_errno;
-    if (MPIDI_CH3I_Hy_start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
+    if (MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
-#endif
     return awaited_if_sent(vc, awaited, MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr));
 }
 

@@ -1,6 +1,10 @@
-/* ch3:sctp: RMA uses CH3's defaults; the transport keeps every VC's packets in order. */
+/* ch3:sctp: RMA uses CH3's defaults; the transport keeps every VC's packets in order. This is the
+ * one source file only ch3:sctp builds (ch3:hybrid has its own), so it also holds ch3:sctp's
+ * extension table: no hook. */
 #include "mpidi_ch3_impl.h"
 #include "mpidrma.h"
+
+const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = { NULL };
 
 int MPIDI_CH3_Win_fns_init(MPIDI_CH3U_Win_fns_t * win_fns)
 {
