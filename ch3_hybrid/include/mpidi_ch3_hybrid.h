@@ -15,7 +15,16 @@
  * buffer's STag, and the target answers with an RDMA Write, a fence Read and a header-only
  * response on SCTP. Sends issued to that peer meanwhile are held behind each transfer
  * (hy_hold.c), so every lock, flush, fence and counter packet of CH3 still follows the data it
- * covers, as with ch3:sctp (am_flush_ordered stays 1). */
+ * covers, as with ch3:sctp (am_flush_ordered stays 1).
+ *
+ * The files are layers; each calls only those below it (docs/architecture.md):
+ *   hy_hold.c     held sends, the QP_SYNC exchange, the extension table and the RNIC's callbacks;
+ *                 the only caller of ch3:sctp's send functions
+ *   hy_placed.c   placed packets and PUT headers received, in order with SCTP's packets
+ *   hy_rdma.c     posting transfers (RDMA Write, Read, header Send)
+ *   ch3_win_fns.c, hy_memory.c   registrations: windows (ours and peers'), MPI_Alloc_mem memory
+ *   hy_device.c   the RNIC, queue pairs, completion queue; it reports upward by callbacks
+ *   hy_cvars.c, hy_pvars.c       configuration and counters */
 #ifndef MPIDI_CH3_HYBRID_H_INCLUDED
 #define MPIDI_CH3_HYBRID_H_INCLUDED
 
@@ -56,6 +65,13 @@ extern MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config;
 int MPIDI_CH3I_Hy_read_cvars(void);
 
 /* ---- the RNIC (hy_device.c) ---- */
+/* What the RNIC layer reports upward (hy_hold.c gives them at MPIDI_CH3_Init). */
+typedef struct {
+    void (*completed) (const struct iwv_wc * wc);       /* a CQ entry of a held transfer */
+    void (*header_arrived) (MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h); /* a PUT header */
+    int (*send_now) (MPIDI_VC_t * vc, void *pkt, size_t len);    /* a packet on SCTP, not held */
+} MPIDI_CH3I_Hy_device_ops_t;
+void MPIDI_CH3I_Hy_device_init(const MPIDI_CH3I_Hy_device_ops_t * above);
 typedef struct {
     iwv_device *dev;
     iwv_pd *pd;
@@ -132,26 +148,18 @@ typedef struct MPIDI_CH3I_Hy_held {
     unsigned seq;                /* on_qp: which of our headers to this peer (from 1) */
 } MPIDI_CH3I_Hy_held;
 
-/* Hooks at the two send funnels of ch3_send.c: 1 if they took the send (result in *mpi_errno);
- * 0 sends it on the plain path (the request hook may have cut it to its header: *n). */
-int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
-                            int *mpi_errno);
-int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int *n,
-                               int *mpi_errno);
-void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h);   /* append in issue order */
-int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc);  /* send what no longer waits; an mpi_errno */
-void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc);  /* a CQ entry of a held transfer */
-void MPIDI_CH3I_Hy_vc_lost(MPIDI_VC_t * vc, int mpi_errno); /* fail and drop what it holds */
-
-/* ---- RDMA operations (hy_rdma.c) ---- */
-/* Try to move this PUT or GET by RDMA; 1 if taken (result in *mpi_errno), 0 to send it on the
- * SCTP path. */
-int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr);
-int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, int *mpi_errno);
-/* At the target of a GET_WRITE: answer CH3's GET response (header in sreq->dev.pending_pkt, data
- * iov[1]) by an RDMA Write to the origin's buffer; 1 if posted (then held), 0 to send it on SCTP. */
-int MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec *iov,
-                                   uint64_t origin_addr, uint32_t origin_stag);
+/* ---- RDMA transfers (hy_rdma.c): each posted transfer is returned for the caller to hold ---- */
+/* This PUT (header iov[0], data iov[1]) posted by RDMA (its request: ->sreq), or NULL: SCTP. */
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n);
+/* This GET: SCTP (0), a Read posted (*posted), or GET_MODE=write's GET_WRITE to send (*instead). */
+enum { MPIDI_CH3I_HY_GET_SCTP = 0, MPIDI_CH3I_HY_GET_POSTED, MPIDI_CH3I_HY_GET_ASK_WRITE };
+int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIDI_CH3I_Hy_held ** posted,
+                          MPIDI_CH3_Pkt_t * instead);
+/* At the target of a GET_WRITE: CH3's GET response (header in sreq->dev.pending_pkt, data iov[1])
+ * posted as an RDMA Write to the origin's buffer, or NULL to send it on SCTP. */
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq,
+                                                  const struct iovec *iov, uint64_t origin_addr,
+                                                  uint32_t origin_stag);
 /* At the origin: the answer to GET_WRITE request `handle` came; drop its buffer's registration. */
 void MPIDI_CH3I_Hy_get_answered(MPI_Request handle);
 void MPIDI_CH3I_Hy_get_targets_lost(MPIDI_VC_t * vc); /* ... or never will: vc is lost */
@@ -160,23 +168,18 @@ void MPIDI_CH3I_Hy_pvars_register(void); /* hy_pvars.c */
 
 /* ---- placed packets (hy_placed.c) ---- */
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table);
-/* What CH3's GET handler is answering while it runs for one of our packets: its response is
- * header-only (GET_PLACED: the origin read the data) or goes by RDMA Write (GET_WRITE). */
-typedef struct {
-    enum { MPIDI_CH3I_HY_ANSWER_PLAIN = 0, MPIDI_CH3I_HY_ANSWER_PLACED, MPIDI_CH3I_HY_ANSWER_WRITE } how;
-    uint64_t origin_addr;
-    uint32_t origin_stag;
-} MPIDI_CH3I_Hy_answer_t;
-extern MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
-int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get); /* Read done, no lock to release */
+/* CH3's GET handler, run for a GET_PLACED or GET_WRITE, sends its response: header-only (*n cut
+ * to 1), or by RDMA Write (the transfer to hold is returned); else NULL and nothing changed. */
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_answer_response(MPIDI_VC_t * vc, MPIR_Request * sreq,
+                                                  const struct iovec *iov, int *n);
+/* A GET's Read done and no lock to release: finish it; *decr: a DECR_AT_COUNTER to send, if so typed. */
+int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get, MPIDI_CH3_Pkt_t * decr);
 /* PUT headers on the QP, at the target: one arrived (from the CQ); an SCTP packet from vc is
  * about to be handled; it was fully handled. */
 void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h);
 void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt);
 void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc);
+void MPIDI_CH3I_Hy_run_deferred(MPIDI_VC_t * vc);       /* handle the headers whose turn came */
 void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc);      /* the peer is gone */
-/* At the origin, the QP broke under headers: ask the peer how many it handled (QP_SYNC_ACK then
- * sets vc->ch.hy.peer_headers_done and releases what waits). */
-int MPIDI_CH3I_Hy_ask_sync(MPIDI_VC_t * vc);
 
 #endif /* MPIDI_CH3_HYBRID_H_INCLUDED */

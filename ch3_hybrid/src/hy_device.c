@@ -5,11 +5,18 @@
  * associations between the same endpoints into one, which then carries two Initiates.) The
  * completion queue is polled by an extra stage of the transport's progress engine,
  * which does nothing while no window exists and no RDMA work is left; its event fd wakes a
- * blocked progress wait. */
+ * blocked progress wait. This is ch3:hybrid's lowest layer: completions, arrived PUT headers and
+ * the CONNECT_ME packet go up through the callbacks hy_hold.c gives (MPIDI_CH3I_Hy_device_init). */
 #include "mpidi_ch3_hybrid.h"
 #include <unistd.h>
 
 MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
+static MPIDI_CH3I_Hy_device_ops_t ops; /* the layers above, called back (hy_hold.c sets them) */
+
+void MPIDI_CH3I_Hy_device_init(const MPIDI_CH3I_Hy_device_ops_t * above)
+{
+    ops = *above;
+}
 
 #define HY_CQ_ENTRIES 65536
 #define HY_QP_SEND_WRS 1024     /* a full send queue sends further operations on SCTP */
@@ -263,12 +270,10 @@ static void connect_to(MPIDI_VC_t * vc)
 static void ask_for_connect(MPIDI_VC_t * vc)
 {
     MPIDI_CH3_Pkt_t pkt;
-    struct iovec iov = { &pkt, sizeof(pkt) };
-    MPIR_Request *sreq = NULL;
     memset(&pkt, 0, sizeof(pkt));
     pkt.type = MPIDI_CH3_PKT_HY_CONNECT_ME;
     /* Not held behind RDMA transfers (there are none yet to this peer) and order-free. */
-    if (MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq) != MPI_SUCCESS) {
+    if (ops.send_now(vc, &pkt, sizeof(pkt)) != MPI_SUCCESS) {
         vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
         return;
     }
@@ -434,8 +439,8 @@ static int rnic_busy(void *arg)
     return rnic_active(r) && iwv_device_tx_blocked(r->dev);
 }
 
-/* A header from the peer landed in the next receive slot: take it, give the slot back, and let
- * hy_placed.c handle it. Flushed receives (the QP broke or went) only end. */
+/* A header from the peer landed in the next receive slot: take it, give the slot back, and hand
+ * it up (to hy_placed.c). Flushed receives (the QP broke or went) only end. */
 static void received(const struct iwv_wc *wc)
 {
     hy_qp_entry *e = entry_of_num(wc->qp_num);
@@ -458,7 +463,7 @@ static void received(const struct iwv_wc *wc)
         complain("cannot post a receive on a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         MPIDI_CH3I_Hy_close_qp(e->vc);
     }
-    MPIDI_CH3I_Hy_header_arrived(e->vc, &h);
+    ops.header_arrived(e->vc, &h);
 }
 
 int MPIDI_CH3I_Hy_poll_cq(void)
@@ -477,7 +482,7 @@ int MPIDI_CH3I_Hy_poll_cq(void)
             if (wc[i].wr_id == HY_RECV_WR_ID)
                 received(&wc[i]);
             else
-                MPIDI_CH3I_Hy_completed(&wc[i]);
+                ops.completed(&wc[i]);
         }
         taken += n;
         iwv_cq_ack_event(r->cq);

@@ -1,10 +1,17 @@
-/* ch3:hybrid: sends held behind RDMA transfers. While an RDMA PUT or GET to a peer is in flight,
- * every later send to that peer waits in the VC's queue, in issue order, and leaves once all that
- * precedes it has left: CH3's packets reach the target in the order CH3 issued them, with each
- * RDMA-carried operation's header after its data. A peer with nothing in flight is not touched. */
+/* ch3:hybrid: sends held behind RDMA transfers, and the channel glue. While an RDMA PUT or GET to
+ * a peer is in flight, every later send to that peer waits in the VC's queue, in issue order, and
+ * leaves once all that precedes it has left: CH3's packets reach the target in the order CH3
+ * issued them, with each RDMA-carried operation's header after its data. A peer with nothing in
+ * flight is not touched.
+ *
+ * This is the top layer of ch3:hybrid (docs/architecture.md): it fills in ch3:sctp's extension
+ * table, gives the RNIC layer its callbacks, and is the one file that calls ch3:sctp's send
+ * functions (send_now, send_held). Below it: hy_placed.c (received placed packets and headers),
+ * hy_rdma.c (posting transfers), ch3_win_fns.c and hy_memory.c (registrations), hy_device.c. */
 #include "mpidi_ch3_hybrid.h"
 
-void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
+/* Append in issue order. */
+static void hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
     h->next = NULL;
     h->vc = vc;
@@ -17,7 +24,8 @@ void MPIDI_CH3I_Hy_hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
     vc->ch.hy.held_tail = h;
 }
 
-/* A header, or a held copy: within the copy limit, so the transport copies it at once. */
+/* A header, or a held copy, on SCTP now and not held: within the copy limit, so the transport
+ * copies it at once. (Also the RNIC layer's CONNECT_ME.) */
 static int send_copied(MPIDI_VC_t * vc, void *buf, size_t len)
 {
     struct iovec iov = { buf, len };
@@ -59,14 +67,66 @@ static void take_credit(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
         vc->ch.hy.credit = posted;
 }
 
-/* A header that went on a QP that broke may or may not have been handled: only the peer knows.
- * 1 once its answer is here. */
+/* ---- after a QP broke: which headers did the peer handle? ---- */
+
+static int release(MPIDI_VC_t * vc);
+
+static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned headers_done)
+{
+    MPIDI_CH3_Pkt_t pkt;
+    memset(&pkt, 0, sizeof(pkt));
+    pkt.type = type;
+    pkt.hy_sync.headers_done = headers_done;
+    /* Not held: the sender's held packets wait for exactly this answer. */
+    return send_copied(vc, &pkt, sizeof(pkt));
+}
+
+/* Close our end first: no header lands after the count we answer (the peer resends the rest). */
+static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                   MPIR_Request ** rreqp)
+{
+    (void) pkt, (void) data;
+    *buflen = 0;
+    *rreqp = NULL;
+    MPIDI_CH3I_Hy_close_qp(vc);
+    MPIDI_CH3I_Hy_poll_cq();
+    MPIDI_CH3I_Hy_run_deferred(vc);
+    MPIR_Assert(vc->ch.hy.deferred_head == NULL);   /* the asking packet followed them all */
+    return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
+}
+
+static int qp_sync_ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                       MPIR_Request ** rreqp)
+{
+    (void) data;
+    *buflen = 0;
+    *rreqp = NULL;
+    vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
+    vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ANSWERED;
+    if (getenv("MPICH_SCTP_QUIET") == NULL) {
+        int unsure = 0, handled = 0;
+        for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
+            if (h->on_qp && h->failed) {
+                unsure++;
+                handled += (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0;
+            }
+        fprintf(stderr, "[ch3:hybrid] rank %d: rank %d had handled %d of the %d PUT headers in flight "
+                "on the broken queue pair; the other PUTs go again over SCTP\n", MPIR_Process.rank,
+                vc->pg_rank, handled, unsure);
+    }
+    return release(vc);
+}
+
+/* A header that went on a QP that broke may or may not have been handled: only the peer knows,
+ * so ask it once (QP_SYNC; its QP_SYNC_ACK sets peer_headers_done). 1 once its answer is here. */
 static int fate_known(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 {
     if (!h->on_qp || !h->failed || vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED)
         return 1;
-    if (vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_NONE)
-        *mpi_errno = MPIDI_CH3I_Hy_ask_sync(vc);
+    if (vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_NONE) {
+        vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ASKED;
+        *mpi_errno = send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0);
+    }
     return 0;
 }
 
@@ -98,9 +158,7 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
                 h->pkt.type = h->placed;
                 mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
                 /* The data buffer is free once the Write is placed. */
-                int err = MPIDI_CH3I_Request_sent(vc, h->sreq);
-                if (!mpi_errno)
-                    mpi_errno = err;
+                mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, MPIDI_CH3I_Request_sent(vc, h->sreq));
             } else {
                 /* The RDMA path failed: the whole PUT or GET response goes on SCTP (overwriting
                  * whatever part the Write placed with the same bytes); the request completes
@@ -113,7 +171,10 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             deregister(h);
             count(h);
             if (!h->failed && !(h->pkt.get.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK)) {
-                mpi_errno = MPIDI_CH3I_Hy_get_done(vc, &h->pkt);
+                MPIDI_CH3_Pkt_t decr;
+                mpi_errno = MPIDI_CH3I_Hy_get_done(vc, &h->pkt, &decr);
+                if (!mpi_errno && decr.type == MPIDI_CH3_PKT_DECR_AT_COUNTER)
+                    mpi_errno = send_copied(vc, &decr, sizeof(decr));
                 break;
             }
             /* The target releases a lock: it gets the GET itself, as GET_PLACED (or, if the
@@ -126,7 +187,8 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
     return mpi_errno;
 }
 
-int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc)
+/* Send what no longer waits; an mpi_errno. */
+static int release(MPIDI_VC_t * vc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_CH3I_Hy_held *h;
@@ -137,15 +199,14 @@ int MPIDI_CH3I_Hy_release(MPIDI_VC_t * vc)
             vc->ch.hy.held_tail = NULL;
         if (!h->on_qp)
             vc->ch.hy.held_sctp--;
-        int err = send_held(vc, h);
-        if (err && !mpi_errno)
-            mpi_errno = err;
+        mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, send_held(vc, h));
         MPL_free(h);
     }
     return mpi_errno;
 }
 
-void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
+/* A CQ entry of a held transfer (from hy_device.c). */
+static void completed(const struct iwv_wc *wc)
 {
     MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) (uintptr_t) wc->wr_id;
     MPIDI_VC_t *vc = h->vc;
@@ -170,13 +231,13 @@ void MPIDI_CH3I_Hy_completed(const struct iwv_wc *wc)
     }
     if (--h->pending == 0)
         MPIDI_CH3I_Hy_rnic.in_flight--;
-    MPIDI_CH3I_Raise_error(MPIDI_CH3I_Hy_release(vc));
+    MPIDI_CH3I_Raise_error(release(vc));
 }
 
 /* The peer is gone: what waits for it fails now (a GET's request is failed with the others that
  * wait for this peer's answers, ch3_rma_failure.c); transfers still on the QP stay allocated,
  * abandoned, until their completions come. */
-void MPIDI_CH3I_Hy_vc_lost(MPIDI_VC_t * vc, int mpi_errno)
+static void vc_lost(MPIDI_VC_t * vc, int mpi_errno)
 {
     MPIDI_CH3I_Hy_held *h = vc->ch.hy.held_head;
     vc->ch.hy.held_head = vc->ch.hy.held_tail = NULL;
@@ -226,25 +287,55 @@ static int hold_request(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec
     for (int i = 1; i < n; i++)
         h->iov[i] = iov[i];
     h->n = n;
-    MPIDI_CH3I_Hy_hold(vc, h);
+    hold(vc, h);
     return MPI_SUCCESS;
 }
 
-/* Nothing in flight and nothing held: the plain ch3:sctp path. Otherwise keep the order; what
- * the transport would copy is copied now, anything larger waits as a request. */
-int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
-                            int *mpi_errno)
+static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
+                     int *mpi_errno);
+
+/* A GET_WRITE in place of a GET: in issue order, as any other packet. */
+static int send_instead(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt)
+{
+    struct iovec iov = { pkt, sizeof(*pkt) };
+    MPIR_Request *none = NULL;
+    int mpi_errno;
+    if (!start_msg(vc, &iov, 1, &none, &mpi_errno))
+        mpi_errno = send_copied(vc, pkt, sizeof(*pkt));
+    MPIR_Assert(none == NULL);  /* a header is always copied */
+    return mpi_errno;
+}
+
+/* Start-message hook: a PUT or GET that RDMA takes is posted and held. Else, nothing in flight
+ * and nothing held: the plain ch3:sctp path. Otherwise keep the order; what the transport would
+ * copy is copied now, anything larger waits as a request. */
+static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
+                     int *mpi_errno)
 {
     const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
-    MPIDI_CH3I_Hy_held *h;
+    MPIDI_CH3I_Hy_held *h = NULL;
+    MPIDI_CH3_Pkt_t instead;
     size_t total = 0;
     char *p;
     *mpi_errno = MPI_SUCCESS;
     *sreq_ptr = NULL;
-    if (pkt->type == MPIDI_CH3_PKT_PUT && MPIDI_CH3I_Hy_try_put(vc, iov, n, sreq_ptr))
+    if (pkt->type == MPIDI_CH3_PKT_PUT && (h = MPIDI_CH3I_Hy_try_put(vc, iov, n)) != NULL) {
+        hold(vc, h);
+        *sreq_ptr = h->sreq;
         return 1;
-    if (pkt->type == MPIDI_CH3_PKT_GET && MPIDI_CH3I_Hy_try_get(vc, iov, n, mpi_errno))
-        return 1;
+    }
+    if (pkt->type == MPIDI_CH3_PKT_GET) {
+        switch (MPIDI_CH3I_Hy_try_get(vc, iov, n, &h, &instead)) {
+            case MPIDI_CH3I_HY_GET_POSTED:
+                hold(vc, h);
+                return 1;
+            case MPIDI_CH3I_HY_GET_ASK_WRITE:
+                *mpi_errno = send_instead(vc, &instead);
+                return 1;
+            default:
+                break;
+        }
+    }
     if (!vc->ch.hy.held_head)
         return 0;
     for (int i = 0; i < n; i++)
@@ -274,26 +365,20 @@ int MPIDI_CH3I_Hy_start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Requ
         memcpy(p, iov[i].iov_base, iov[i].iov_len);
         p += iov[i].iov_len;
     }
-    MPIDI_CH3I_Hy_hold(vc, h);
+    hold(vc, h);
     return 1;
 }
 
-int MPIDI_CH3I_Hy_send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int *n,
-                               int *mpi_errno)
+/* Send-request hook: a GET response CH3's handler makes for one of our packets may go by RDMA
+ * Write or header-only (hy_placed.c); then as start_msg. */
+static int send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int *n,
+                        int *mpi_errno)
 {
-    const MPIDI_CH3I_Hy_answer_t *a = &MPIDI_CH3I_Hy_answer;
+    MPIDI_CH3I_Hy_held *h = MPIDI_CH3I_Hy_answer_response(vc, sreq, iov, n);
     *mpi_errno = MPI_SUCCESS;
-    if (a->how != MPIDI_CH3I_HY_ANSWER_PLAIN && sreq->dev.pending_pkt.type == MPIDI_CH3_PKT_GET_RESP
-        && *n == 2) {
-        /* CH3's GET handler answers a GET_PLACED, whose data the origin already read: header
-         * only; or a GET_WRITE: the data by RDMA Write, then the header (or both on SCTP). */
-        if (a->how == MPIDI_CH3I_HY_ANSWER_WRITE &&
-            MPIDI_CH3I_Hy_try_write_answer(vc, sreq, iov, a->origin_addr, a->origin_stag))
-            return 1;
-        if (a->how == MPIDI_CH3I_HY_ANSWER_PLACED) {
-            sreq->dev.pending_pkt.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
-            *n = 1;
-        }
+    if (h) {
+        hold(vc, h);
+        return 1;
     }
     if (!vc->ch.hy.held_head)
         return 0;
@@ -306,6 +391,22 @@ static void vc_init(MPIDI_VC_t * vc)
     memset(&vc->ch.hy, 0, sizeof(vc->ch.hy));
 }
 
+static int init(void)
+{
+    static const MPIDI_CH3I_Hy_device_ops_t device_ops = { completed, MPIDI_CH3I_Hy_header_arrived,
+        send_copied
+    };
+    MPIDI_CH3I_Hy_device_init(&device_ops);
+    return MPIDI_CH3I_Hy_read_cvars();
+}
+
+static void register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
+{
+    MPIDI_CH3I_Hy_register_handlers(table);
+    table[MPIDI_CH3_PKT_HY_QP_SYNC] = qp_sync;
+    table[MPIDI_CH3_PKT_HY_QP_SYNC_ACK] = qp_sync_ack;
+}
+
 /* PUT headers on a QP name how many SCTP control packets went before them. */
 static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
 {
@@ -314,15 +415,15 @@ static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
 
 /* ch3:hybrid's hooks into ch3:sctp (the extension interface of ch3_sctp's mpidi_ch3_impl.h). */
 const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
-    .init = MPIDI_CH3I_Hy_read_cvars,
+    .init = init,
     .finalize = MPIDI_CH3I_Hy_finalize,
     .vc_init = vc_init,
-    .vc_lost = MPIDI_CH3I_Hy_vc_lost,
+    .vc_lost = vc_lost,
     .pvars_register = MPIDI_CH3I_Hy_pvars_register,
-    .handlers_register = MPIDI_CH3I_Hy_register_handlers,
+    .handlers_register = register_handlers,
     .before_packet = MPIDI_CH3I_Hy_before_packet,
     .after_packet = MPIDI_CH3I_Hy_packet_done,
-    .start_msg = MPIDI_CH3I_Hy_start_msg,
-    .send_request = MPIDI_CH3I_Hy_send_request,
+    .start_msg = start_msg,
+    .send_request = send_request,
     .sent = sent_on_sctp,
 };

@@ -13,10 +13,19 @@
  *    CQ is polled before each control packet from a peer with a QP is handled.
  * If the QP breaks while headers are in flight, the sender asks (QP_SYNC) how many of its
  * headers were handled; this side closes its end of the QP first, so the answer is final, and
- * the sender resends the others on SCTP. */
+ * the sender resends the others on SCTP (that exchange: hy_hold.c).
+ * This file sends nothing itself: what its handlers make CH3 send passes hy_hold.c's hooks. */
 #include "mpidi_ch3_hybrid.h"
 
-MPIDI_CH3I_Hy_answer_t MPIDI_CH3I_Hy_answer;
+/* What CH3's GET handler is answering while it runs for one of our packets: its response is
+ * header-only (GET_PLACED: the origin read the data) or goes by RDMA Write (GET_WRITE). CH3's
+ * handler passes nothing of ours on to the send it makes, so run_as sets this around the call
+ * and MPIDI_CH3I_Hy_answer_response reads it; no other code sees it. */
+static struct {
+    enum { ANSWER_PLAIN = 0, ANSWER_PLACED, ANSWER_WRITE } how;
+    uint64_t origin_addr;
+    uint32_t origin_stag;
+} answer;
 
 /* The request CH3's handler set up to receive into: its data is there already. */
 static int data_already_placed(MPIDI_VC_t * vc, MPIR_Request * rreq)
@@ -33,7 +42,7 @@ static int data_already_placed(MPIDI_VC_t * vc, MPIR_Request * rreq)
 
 /* Run CH3's handler for `type` on pkt, which carries no data; a GET's answer goes as `answer` says. */
 static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt,
-                  intptr_t * buflen, MPIR_Request ** rreqp, MPIDI_CH3I_Hy_answer_t answer)
+                  intptr_t * buflen, MPIR_Request ** rreqp, int how, uint64_t addr, uint32_t stag)
 {
     MPIDI_CH3_PktHandler_Fcn *handler = NULL;
     MPIR_Request *rreq = NULL;
@@ -53,9 +62,11 @@ static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * 
     pkt->type = type;
     *buflen = 0;        /* the packet carries no data */
     *rreqp = NULL;
-    MPIDI_CH3I_Hy_answer = answer;
+    answer.how = how;
+    answer.origin_addr = addr;
+    answer.origin_stag = stag;
     mpi_errno = handler(vc, pkt, NULL, &none, &rreq);
-    MPIDI_CH3I_Hy_answer.how = MPIDI_CH3I_HY_ANSWER_PLAIN;
+    answer.how = ANSWER_PLAIN;
     if (!mpi_errno && rreq)
         mpi_errno = data_already_placed(vc, rreq);
     return mpi_errno;
@@ -64,28 +75,24 @@ static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * 
 static int put_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                       MPIR_Request ** rreqp)
 {
-    MPIDI_CH3I_Hy_answer_t plain = { MPIDI_CH3I_HY_ANSWER_PLAIN, 0, 0 };
     (void) data;
-    return run_as(MPIDI_CH3_PKT_PUT, vc, pkt, buflen, rreqp, plain);
+    return run_as(MPIDI_CH3_PKT_PUT, vc, pkt, buflen, rreqp, ANSWER_PLAIN, 0, 0);
 }
 
 static int get_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                       MPIR_Request ** rreqp)
 {
-    MPIDI_CH3I_Hy_answer_t placed = { MPIDI_CH3I_HY_ANSWER_PLACED, 0, 0 };
     (void) data;
-    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, placed);
+    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, ANSWER_PLACED, 0, 0);
 }
 
 /* The pkt->get part of a GET_WRITE is CH3's GET packet as the origin issued it. */
 static int get_write(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                      MPIR_Request ** rreqp)
 {
-    MPIDI_CH3I_Hy_answer_t write = { MPIDI_CH3I_HY_ANSWER_WRITE, pkt->hy_get_write.origin_addr,
-        pkt->hy_get_write.origin_stag
-    };
     (void) data;
-    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, write);
+    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, ANSWER_WRITE,
+                  pkt->hy_get_write.origin_addr, pkt->hy_get_write.origin_stag);
 }
 
 /* The answer to a GET_WRITE whose Write could not go (the plain GET response, data on SCTP), or
@@ -101,18 +108,30 @@ static int get_resp(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t
 static int get_resp_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                            MPIR_Request ** rreqp)
 {
-    MPIDI_CH3I_Hy_answer_t plain = { MPIDI_CH3I_HY_ANSWER_PLAIN, 0, 0 };
     (void) data;
     MPIDI_CH3I_Hy_get_answered(pkt->get_resp.request_handle);
     MPIDI_CH3I_Rma_answered(vc, pkt->get_resp.request_handle);
-    return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp, plain);
+    return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp, ANSWER_PLAIN, 0, 0);
+}
+
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_answer_response(MPIDI_VC_t * vc, MPIR_Request * sreq,
+                                                  const struct iovec *iov, int *n)
+{
+    if (answer.how == ANSWER_PLAIN || sreq->dev.pending_pkt.type != MPIDI_CH3_PKT_GET_RESP || *n != 2)
+        return NULL;
+    if (answer.how == ANSWER_WRITE)
+        return MPIDI_CH3I_Hy_try_write_answer(vc, sreq, iov, answer.origin_addr, answer.origin_stag);
+    sreq->dev.pending_pkt.type = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
+    *n = 1;
+    return NULL;
 }
 
 /* An RDMA Read fetched a GET's data and the GET asks the target for nothing but its flush
  * acknowledgement (a read changes nothing there) and maybe the fence counter: finish it here as
- * CH3 finishes a GET response that acknowledges, and send the target only the counter packet.
- * Saves the round trip of GET_PLACED and its response. */
-int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get)
+ * CH3 finishes a GET response that acknowledges; *decr becomes the counter packet the target
+ * then gets, if any (else its type is the GET's). Saves the round trip of GET_PLACED and its
+ * response. */
+int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get, MPIDI_CH3_Pkt_t * decr)
 {
     const MPIDI_CH3_Pkt_get_t *g = &get->get;
     MPIDI_CH3_Pkt_t resp;
@@ -132,19 +151,15 @@ int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get)
     resp.get_resp.target_rank = MPIDI_CH3I_Win_rank_of(win_ptr, vc);
     MPIR_Assert(resp.get_resp.target_rank >= 0);
     mpi_errno = get_resp_placed(vc, &resp, NULL, &buflen, &unused);
+    memset(decr, 0, sizeof(*decr));
+    decr->type = MPIDI_CH3_PKT_GET;
     if (mpi_errno || !(g->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER))
         return mpi_errno;
-    {
-        MPIDI_CH3_Pkt_t decr;
-        struct iovec iov = { &decr, sizeof(decr) };
-        MPIR_Request *sreq = NULL;
-        memset(&decr, 0, sizeof(decr));
-        decr.type = MPIDI_CH3_PKT_DECR_AT_COUNTER;
-        decr.decr_at_cnt.target_win_handle = g->target_win_handle;
-        decr.decr_at_cnt.source_win_handle = source_win;
-        decr.decr_at_cnt.pkt_flags = MPIDI_CH3_PKT_FLAG_NONE;   /* acknowledged above */
-        return MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
-    }
+    decr->type = MPIDI_CH3_PKT_DECR_AT_COUNTER;
+    decr->decr_at_cnt.target_win_handle = g->target_win_handle;
+    decr->decr_at_cnt.source_win_handle = source_win;
+    decr->decr_at_cnt.pkt_flags = MPIDI_CH3_PKT_FLAG_NONE;    /* acknowledged above */
+    return MPI_SUCCESS;
 }
 
 /* ---- PUT headers that came on the QP ---- */
@@ -170,14 +185,14 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
         char why[128];
         snprintf(why, sizeof(why), "ch3:hybrid: rank %d sent packet type %d on its queue pair, "
                  "where only PUT headers go", vc->pg_rank, (int) pkt.type);
-        MPIDI_CH3I_Raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                         MPI_ERR_INTERN, "**fail", "**fail %s", why));
+        MPIDI_CH3I_Raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
+                                                    __LINE__, MPI_ERR_INTERN, "**fail", "**fail %s", why));
         return;
     }
     MPIDI_CH3I_Raise_error(put_placed(vc, &pkt, NULL, &buflen, &rreq));
 }
 
-static void run_deferred(MPIDI_VC_t * vc)
+void MPIDI_CH3I_Hy_run_deferred(MPIDI_VC_t * vc)
 {
     hy_deferred *d;
     while ((d = vc->ch.hy.deferred_head) != NULL && predecessors_done(vc, &d->h)) {
@@ -227,7 +242,7 @@ void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc)
     if (!vc->ch.hy.recv_control)
         return;
     vc->ch.hy.ctl_done++;
-    run_deferred(vc);
+    MPIDI_CH3I_Hy_run_deferred(vc);
 }
 
 void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc)
@@ -240,66 +255,8 @@ void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc)
     vc->ch.hy.deferred_tail = NULL;
 }
 
-/* ---- after a QP broke: which headers did the peer handle? ---- */
-
-static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned headers_done)
-{
-    MPIDI_CH3_Pkt_t pkt;
-    struct iovec iov = { &pkt, sizeof(pkt) };
-    MPIR_Request *sreq = NULL;
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.type = type;
-    pkt.hy_sync.headers_done = headers_done;
-    /* Not held: the sender's held packets wait for exactly this answer. */
-    return MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &sreq);
-}
-
-int MPIDI_CH3I_Hy_ask_sync(MPIDI_VC_t * vc)
-{
-    vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ASKED;
-    return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0);
-}
-
-/* Close our end first: no header lands after the count we answer (the peer resends the rest). */
-static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
-                   MPIR_Request ** rreqp)
-{
-    (void) pkt, (void) data;
-    *buflen = 0;
-    *rreqp = NULL;
-    MPIDI_CH3I_Hy_close_qp(vc);
-    MPIDI_CH3I_Hy_poll_cq();
-    run_deferred(vc);
-    MPIR_Assert(vc->ch.hy.deferred_head == NULL);   /* the asking packet followed them all */
-    return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
-}
-
-static int qp_sync_ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
-                       MPIR_Request ** rreqp)
-{
-    (void) data;
-    *buflen = 0;
-    *rreqp = NULL;
-    vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
-    vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ANSWERED;
-    if (getenv("MPICH_SCTP_QUIET") == NULL) {
-        int unsure = 0, handled = 0;
-        for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
-            if (h->on_qp && h->failed) {
-                unsure++;
-                handled += (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0;
-            }
-        fprintf(stderr, "[ch3:hybrid] rank %d: rank %d had handled %d of the %d PUT headers in flight "
-                "on the broken queue pair; the other PUTs go again over SCTP\n", MPIR_Process.rank,
-                vc->pg_rank, handled, unsure);
-    }
-    return MPIDI_CH3I_Hy_release(vc);
-}
-
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
-    table[MPIDI_CH3_PKT_HY_QP_SYNC] = qp_sync;
-    table[MPIDI_CH3_PKT_HY_QP_SYNC_ACK] = qp_sync_ack;
     table[MPIDI_CH3_PKT_HY_PUT_PLACED] = put_placed;
     table[MPIDI_CH3_PKT_HY_GET_PLACED] = get_placed;
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;

@@ -90,9 +90,9 @@ static void break_for_test(MPIDI_VC_t * vc)
     }
 }
 
-/* Post the chain and hold the transfer in issue order; 0 if the QP refused the first WR. If it
- * refused a later one (a full queue), what went is awaited and the transfer then resent on SCTP.
- * `header`: the chain's header Send, if it has one; the transfer is on_qp once that went. */
+/* Post the chain; 0 if the QP refused the first WR. If it refused a later one (a full queue),
+ * what went is awaited and the transfer then resent on SCTP. `header`: the chain's header Send,
+ * if it has one; the transfer is on_qp once that went. The caller holds it in issue order. */
 static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr,
                 struct iwv_send_wr *header)
 {
@@ -111,7 +111,6 @@ static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr,
         }
     }
     MPIDI_CH3I_Hy_rnic.in_flight++;
-    MPIDI_CH3I_Hy_hold(vc, h);
     break_for_test(vc);
     return 1;
 }
@@ -171,7 +170,7 @@ static int post_write_and_header(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, const 
     return post(vc, h, &write, &send);
 }
 
-int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n)
 {
     const MPIDI_CH3_Pkt_put_t *put = &((const MPIDI_CH3_Pkt_t *) iov[0].iov_base)->put;
     MPIDI_CH3I_Hy_held *h;
@@ -179,18 +178,18 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
     int rc;
     if (n != 2 || lock_requested(put->pkt_flags) || !rdma_usable(vc, iov[1].iov_len,
                                                                    MPIDI_CH3I_Hy_config.put_threshold))
-        return 0;
+        return NULL;
     stag = MPIDI_CH3I_Hy_stag_for(vc, put->target_win_handle, put->addr, iov[1].iov_len);
     if (!stag)
-        return 0;
+        return NULL;
     h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_WRITE, put, iov[1].iov_base, iov[1].iov_len);
     if (!h)
-        return 0;
+        return NULL;
     h->placed = MPIDI_CH3_PKT_HY_PUT_PLACED;
     h->sreq = MPIDI_CH3I_Send_request_create(put);
     if (!h->sreq) {
         drop_transfer(h);
-        return 0;
+        return NULL;
     }
     h->iov[1] = iov[1];         /* also for a resend on SCTP if the Write fails */
     h->n = 2;
@@ -202,10 +201,9 @@ int MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Reques
         MPIR_Request_free(h->sreq);     /* both references */
         MPIR_Request_free(h->sreq);
         drop_transfer(h);
-        return 0;
+        return NULL;
     }
-    *sreq_ptr = h->sreq;
-    return 1;
+    return h;
 }
 
 /* Origin buffers of GET_WRITEs registered for that GET alone, until its answer comes. */
@@ -244,13 +242,10 @@ void MPIDI_CH3I_Hy_get_answered(MPI_Request handle)
         }
 }
 
-/* Send the GET to the target as GET_WRITE, with the origin buffer's STag, in issue order. */
+/* The GET, to send to the target as GET_WRITE with the origin buffer's STag (into *pkt). */
 static int ask_for_write(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_get_t * get, void *buf, size_t len,
-                         int *mpi_errno)
+                         MPIDI_CH3_Pkt_t * pkt)
 {
-    MPIDI_CH3_Pkt_t pkt;
-    struct iovec iov = { &pkt, sizeof(pkt) };
-    MPIR_Request *none = NULL;
     hy_get_buffer *kept = NULL;
     int own;
     struct iwv_mr *mr = registration(buf, len, REMOTE_TOO, &own);
@@ -268,26 +263,22 @@ static int ask_for_write(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_get_t * get, void 
         kept->next = get_buffers;
         get_buffers = kept;
     }
-    memset(&pkt, 0, sizeof(pkt));
-    pkt.hy_get_write.get = *get;
-    pkt.hy_get_write.get.type = MPIDI_CH3_PKT_HY_GET_WRITE;
-    pkt.hy_get_write.origin_addr = (uint64_t) (uintptr_t) buf;
-    pkt.hy_get_write.origin_stag = mr->rkey;
-    if (!MPIDI_CH3I_Hy_start_msg(vc, &iov, 1, &none, mpi_errno))
-        *mpi_errno = MPIDI_CH3I_Start_msg_now(vc, &iov, 1, &none);
-    MPIR_Assert(none == NULL);  /* a header is always copied */
-    return 1;
+    memset(pkt, 0, sizeof(*pkt));
+    pkt->hy_get_write.get = *get;
+    pkt->hy_get_write.get.type = MPIDI_CH3_PKT_HY_GET_WRITE;
+    pkt->hy_get_write.origin_addr = (uint64_t) (uintptr_t) buf;
+    pkt->hy_get_write.origin_stag = mr->rkey;
+    return MPIDI_CH3I_HY_GET_ASK_WRITE;
 }
 
-int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, int *mpi_errno)
+int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIDI_CH3I_Hy_held ** posted,
+                          MPIDI_CH3_Pkt_t * instead)
 {
     const MPIDI_CH3_Pkt_get_t *get = &((const MPIDI_CH3_Pkt_t *) iov[0].iov_base)->get;
     MPIR_Request *rreq;
     MPI_Aint type_size, len;
     MPIDI_CH3I_Hy_held *h;
     uint32_t stag;
-    int rc;
-    *mpi_errno = MPI_SUCCESS;
     if (n != 1 || lock_requested(get->pkt_flags) || (get->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_IMMED_RESP)
         || !MPIR_DATATYPE_IS_PREDEFINED(get->datatype))
         return 0;
@@ -308,37 +299,40 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, int *mpi_er
     if (!stag)
         return 0;
     if (MPIDI_CH3I_Hy_config.get_write)
-        return ask_for_write(vc, get, rreq->dev.user_buf, (size_t) len, mpi_errno);
+        return ask_for_write(vc, get, rreq->dev.user_buf, (size_t) len, instead);
     h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_GET, get, rreq->dev.user_buf, (size_t) len);
     if (!h)
         return 0;
     {
         struct iwv_sge into = { (uint64_t) (uintptr_t) rreq->dev.user_buf, (uint32_t) len, h->mr->lkey };
         struct iwv_send_wr read = rdma_wr(IWV_WR_RDMA_READ, h, &into, get->addr, stag);
-        rc = post(vc, h, &read, NULL);
+        if (!post(vc, h, &read, NULL)) {
+            drop_transfer(h);
+            return 0;
+        }
     }
-    if (!rc)
-        drop_transfer(h);
-    return rc;
+    *posted = h;
+    return MPIDI_CH3I_HY_GET_POSTED;
 }
 
-int MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec *iov,
-                                   uint64_t origin_addr, uint32_t origin_stag)
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq,
+                                                  const struct iovec *iov, uint64_t origin_addr,
+                                                  uint32_t origin_stag)
 {
     MPIDI_CH3I_Hy_held *h;
     if (!MPIDI_CH3I_Hy_config.rdma || iov[1].iov_len > 0x7fffffffu || !MPIDI_CH3I_Hy_qp_ready(vc))
-        return 0;
+        return NULL;
     h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_WRITE, &sreq->dev.pending_pkt, iov[1].iov_base,
                      iov[1].iov_len);
     if (!h)
-        return 0;
+        return NULL;
     h->placed = MPIDI_CH3_PKT_HY_GET_RESP_PLACED;
     h->sreq = sreq;
     h->iov[1] = iov[1];
     h->n = 2;
     if (!post_write(vc, h, (const void *) (uintptr_t) origin_addr, origin_stag)) {
         drop_transfer(h);
-        return 0;
+        return NULL;
     }
-    return 1;
+    return h;
 }

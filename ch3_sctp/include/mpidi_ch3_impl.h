@@ -60,6 +60,8 @@ void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev);
 int MPIDI_CH3I_Recv_init(void);
 extern int MPIDI_CH3I_pending_errno; /* error raised inside a callback, returned by progress */
 void MPIDI_CH3I_Raise_error(int mpi_errno); /* inside a callback: keep the first error */
+/* Of two results, the first error (for code that goes on after one). */
+#define MPIDI_CH3I_FIRST_ERROR(first, then) ((first) ? (first) : (then))
 /* Install `wrapper` as table[type]; returns the handler it wraps, which the wrapper calls. */
 MPIDI_CH3_PktHandler_Fcn *MPIDI_CH3I_Pkt_wrap(MPIDI_CH3_PktHandler_Fcn ** table,
                                               MPIDI_CH3_Pkt_type_t type,

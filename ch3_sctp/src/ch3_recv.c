@@ -27,8 +27,7 @@ MPIDI_CH3_PktHandler_Fcn *MPIDI_CH3I_Pkt_wrap(MPIDI_CH3_PktHandler_Fcn ** table,
 
 void MPIDI_CH3I_Raise_error(int mpi_errno)
 {
-    if (mpi_errno && !MPIDI_CH3I_pending_errno)
-        MPIDI_CH3I_pending_errno = mpi_errno;
+    MPIDI_CH3I_pending_errno = MPIDI_CH3I_FIRST_ERROR(MPIDI_CH3I_pending_errno, mpi_errno);
 }
 
 /* The extension (ch3:hybrid) orders what else it receives from vc with the packets handled here. */
