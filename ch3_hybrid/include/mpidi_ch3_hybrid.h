@@ -29,6 +29,7 @@
 #define MPIDI_CH3_HYBRID_H_INCLUDED
 
 #include "mpidi_ch3_impl.h"
+#include "utlist.h"
 #include "iwarp_verbs.h"
 
 /* A PUT header sent as an RDMAP Send on the QP, right behind the PUT's Write (hy_placed.c). */

@@ -13,15 +13,10 @@
 /* Append in issue order. */
 static void hold(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
-    h->next = NULL;
     h->vc = vc;
     if (!h->on_qp)
         vc->ch.hy.held_sctp++;
-    if (vc->ch.hy.held_tail)
-        vc->ch.hy.held_tail->next = h;
-    else
-        vc->ch.hy.held_head = h;
-    vc->ch.hy.held_tail = h;
+    LL_APPEND(vc->ch.hy.held_head, vc->ch.hy.held_tail, h);
 }
 
 /* A header, or a held copy, on SCTP now and not held: within the copy limit, so the transport
@@ -194,9 +189,7 @@ static int release(MPIDI_VC_t * vc)
     MPIDI_CH3I_Hy_held *h;
     while ((h = vc->ch.hy.held_head) != NULL && h->pending == 0 /* 0 unless an RDMA transfer */
            && fate_known(vc, h, &mpi_errno)) {
-        vc->ch.hy.held_head = h->next;
-        if (!h->next)
-            vc->ch.hy.held_tail = NULL;
+        LL_DELETE(vc->ch.hy.held_head, vc->ch.hy.held_tail, h);
         if (!h->on_qp)
             vc->ch.hy.held_sctp--;
         mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, send_held(vc, h));
@@ -291,21 +284,6 @@ static int hold_request(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec
     return MPI_SUCCESS;
 }
 
-static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr,
-                     int *mpi_errno);
-
-/* A GET_WRITE in place of a GET: in issue order, as any other packet. */
-static int send_instead(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt)
-{
-    struct iovec iov = { pkt, sizeof(*pkt) };
-    MPIR_Request *none = NULL;
-    int mpi_errno;
-    if (!start_msg(vc, &iov, 1, &none, &mpi_errno))
-        mpi_errno = send_copied(vc, pkt, sizeof(*pkt));
-    MPIR_Assert(none == NULL);  /* a header is always copied */
-    return mpi_errno;
-}
-
 /* Start-message hook: a PUT or GET that RDMA takes is posted and held. Else, nothing in flight
  * and nothing held: the plain ch3:sctp path. Otherwise keep the order; what the transport would
  * copy is copied now, anything larger waits as a request. */
@@ -329,8 +307,9 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
             case MPIDI_CH3I_HY_GET_POSTED:
                 hold(vc, h);
                 return 1;
-            case MPIDI_CH3I_HY_GET_ASK_WRITE:
-                *mpi_errno = send_instead(vc, &instead);
+            case MPIDI_CH3I_HY_GET_ASK_WRITE:  /* in issue order as any packet; a header is copied */
+                if (!start_msg(vc, &(struct iovec) { &instead, sizeof(instead) }, 1, sreq_ptr, mpi_errno))
+                    *mpi_errno = send_copied(vc, &instead, sizeof(instead));
                 return 1;
             default:
                 break;

@@ -29,15 +29,24 @@ void MPIDI_CH3I_Hy_remember_region(struct iwv_mr *mr)
     remember(mr, 0);
 }
 
-void MPIDI_CH3I_Hy_forget_region(struct iwv_mr *mr)
+/* Drop the first region of mr (any, or MPI_Alloc_mem's at address `allocated`); 1 if one was. */
+static int forget(struct iwv_mr *mr, const void *allocated)
 {
     for (hy_region ** p = &regions; *p; p = &(*p)->next)
-        if ((*p)->mr == mr) {
+        if (allocated ? (*p)->allocated && (*p)->mr->addr == allocated : (*p)->mr == mr) {
             hy_region *dead = *p;
             *p = dead->next;
+            if (allocated)
+                iwv_dereg_mr(dead->mr);
             MPL_free(dead);
-            return;
+            return 1;
         }
+    return 0;
+}
+
+void MPIDI_CH3I_Hy_forget_region(struct iwv_mr *mr)
+{
+    forget(mr, NULL);
 }
 
 struct iwv_mr *MPIDI_CH3I_Hy_registered(const void *buf, size_t len)
@@ -67,14 +76,7 @@ void *MPIDI_CH3I_Alloc_mem(MPI_Aint size, MPIR_Info * info_ptr)
 
 int MPIDI_CH3I_Free_mem(void *ptr)
 {
-    for (hy_region ** p = &regions; *p; p = &(*p)->next)
-        if ((*p)->allocated && (*p)->mr->addr == ptr) {
-            hy_region *dead = *p;
-            *p = dead->next;
-            iwv_dereg_mr(dead->mr);
-            MPL_free(dead);
-            break;
-        }
+    forget(NULL, ptr);
     MPL_free(ptr);
     return MPI_SUCCESS;
 }

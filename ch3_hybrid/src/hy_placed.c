@@ -44,21 +44,11 @@ static int data_already_placed(MPIDI_VC_t * vc, MPIR_Request * rreq)
 static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt,
                   intptr_t * buflen, MPIR_Request ** rreqp, int how, uint64_t addr, uint32_t stag)
 {
-    MPIDI_CH3_PktHandler_Fcn *handler = NULL;
+    MPIDI_CH3_PktHandler_Fcn *handler = type == MPIDI_CH3_PKT_PUT ? MPIDI_CH3_PktHandler_Put
+        : type == MPIDI_CH3_PKT_GET ? MPIDI_CH3_PktHandler_Get : MPIDI_CH3_PktHandler_GetResp;
     MPIR_Request *rreq = NULL;
     intptr_t none = 0;
     int mpi_errno;
-    switch (type) {
-        case MPIDI_CH3_PKT_PUT:
-            handler = MPIDI_CH3_PktHandler_Put;
-            break;
-        case MPIDI_CH3_PKT_GET:
-            handler = MPIDI_CH3_PktHandler_Get;
-            break;
-        default:
-            handler = MPIDI_CH3_PktHandler_GetResp;
-            break;
-    }
     pkt->type = type;
     *buflen = 0;        /* the packet carries no data */
     *rreqp = NULL;
@@ -72,25 +62,15 @@ static int run_as(MPIDI_CH3_Pkt_type_t type, MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * 
     return mpi_errno;
 }
 
-static int put_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
-                      MPIR_Request ** rreqp)
+/* PUT_PLACED, GET_PLACED, GET_WRITE (whose pkt->get part is CH3's GET as the origin issued it). */
+static int placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                  MPIR_Request ** rreqp)
 {
     (void) data;
-    return run_as(MPIDI_CH3_PKT_PUT, vc, pkt, buflen, rreqp, ANSWER_PLAIN, 0, 0);
-}
-
-static int get_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
-                      MPIR_Request ** rreqp)
-{
-    (void) data;
-    return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, ANSWER_PLACED, 0, 0);
-}
-
-/* The pkt->get part of a GET_WRITE is CH3's GET packet as the origin issued it. */
-static int get_write(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
-                     MPIR_Request ** rreqp)
-{
-    (void) data;
+    if (pkt->type == MPIDI_CH3_PKT_HY_PUT_PLACED)
+        return run_as(MPIDI_CH3_PKT_PUT, vc, pkt, buflen, rreqp, ANSWER_PLAIN, 0, 0);
+    if (pkt->type == MPIDI_CH3_PKT_HY_GET_PLACED)
+        return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, ANSWER_PLACED, 0, 0);
     return run_as(MPIDI_CH3_PKT_GET, vc, pkt, buflen, rreqp, ANSWER_WRITE,
                   pkt->hy_get_write.origin_addr, pkt->hy_get_write.origin_stag);
 }
@@ -189,16 +169,14 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
                                                     __LINE__, MPI_ERR_INTERN, "**fail", "**fail %s", why));
         return;
     }
-    MPIDI_CH3I_Raise_error(put_placed(vc, &pkt, NULL, &buflen, &rreq));
+    MPIDI_CH3I_Raise_error(placed(vc, &pkt, NULL, &buflen, &rreq));
 }
 
 void MPIDI_CH3I_Hy_run_deferred(MPIDI_VC_t * vc)
 {
     hy_deferred *d;
     while ((d = vc->ch.hy.deferred_head) != NULL && predecessors_done(vc, &d->h)) {
-        vc->ch.hy.deferred_head = d->next;
-        if (!d->next)
-            vc->ch.hy.deferred_tail = NULL;
+        LL_DELETE(vc->ch.hy.deferred_head, vc->ch.hy.deferred_tail, d);
         handle_header(vc, &d->h);
         MPL_free(d);
     }
@@ -218,12 +196,7 @@ void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t 
         return;
     }
     d->h = *h;
-    d->next = NULL;
-    if (vc->ch.hy.deferred_tail)
-        vc->ch.hy.deferred_tail->next = d;
-    else
-        vc->ch.hy.deferred_head = d;
-    vc->ch.hy.deferred_tail = d;
+    LL_APPEND(vc->ch.hy.deferred_head, vc->ch.hy.deferred_tail, d);
 }
 
 /* Only control packets are ordered with headers (MPI orders nothing between point-to-point and
@@ -247,20 +220,17 @@ void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc)
 
 void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc)
 {
-    while (vc->ch.hy.deferred_head) {
-        hy_deferred *d = vc->ch.hy.deferred_head;
-        vc->ch.hy.deferred_head = d->next;
+    hy_deferred *d, *next;
+    LL_FOREACH_SAFE(vc->ch.hy.deferred_head, d, next)
         MPL_free(d);
-    }
-    vc->ch.hy.deferred_tail = NULL;
+    vc->ch.hy.deferred_head = vc->ch.hy.deferred_tail = NULL;
 }
 
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
-    table[MPIDI_CH3_PKT_HY_PUT_PLACED] = put_placed;
-    table[MPIDI_CH3_PKT_HY_GET_PLACED] = get_placed;
+    table[MPIDI_CH3_PKT_HY_PUT_PLACED] = table[MPIDI_CH3_PKT_HY_GET_PLACED] = placed;
+    table[MPIDI_CH3_PKT_HY_GET_WRITE] = placed;
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;
-    table[MPIDI_CH3_PKT_HY_GET_WRITE] = get_write;
     plain_get_resp = MPIDI_CH3I_Pkt_wrap(table, MPIDI_CH3_PKT_GET_RESP, get_resp);
     table[MPIDI_CH3_PKT_HY_CONNECT_ME] = MPIDI_CH3I_Hy_pkt_connect_me;
 }

@@ -215,31 +215,32 @@ typedef struct hy_get_buffer {
 } hy_get_buffer;
 static hy_get_buffer *get_buffers = NULL;
 
-/* The target is lost: its answers never come (the GETs' requests fail in ch3_rma_failure.c). */
-void MPIDI_CH3I_Hy_get_targets_lost(MPIDI_VC_t * vc)
+/* Deregister and drop the buffer of GET `handle` (the first), or all those for `target`. */
+static void drop_buffers(MPI_Request handle, MPIDI_VC_t * target)
 {
     for (hy_get_buffer ** p = &get_buffers; *p;) {
         hy_get_buffer *b = *p;
-        if (b->target != vc) {
+        if (target ? b->target != target : b->handle != handle) {
             p = &b->next;
             continue;
         }
         *p = b->next;
         iwv_dereg_mr(b->mr);
         MPL_free(b);
+        if (!target)
+            return;
     }
+}
+
+/* The target is lost: its answers never come (the GETs' requests fail in ch3_rma_failure.c). */
+void MPIDI_CH3I_Hy_get_targets_lost(MPIDI_VC_t * vc)
+{
+    drop_buffers(MPI_REQUEST_NULL, vc);
 }
 
 void MPIDI_CH3I_Hy_get_answered(MPI_Request handle)
 {
-    for (hy_get_buffer ** p = &get_buffers; *p; p = &(*p)->next)
-        if ((*p)->handle == handle) {
-            hy_get_buffer *done = *p;
-            *p = done->next;
-            iwv_dereg_mr(done->mr);
-            MPL_free(done);
-            return;
-        }
+    drop_buffers(handle, NULL);
 }
 
 /* The GET, to send to the target as GET_WRITE with the origin buffer's STag (into *pkt). */
