@@ -102,6 +102,8 @@ int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_por
                                 unsigned short *udp_port);
 int MPIDI_CH3I_Hy_poll_cq(void);   /* handle what the CQ holds now (also before SCTP packets) */
 void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc);    /* into ERR at once: nothing more lands from it */
+/* The one place vc->ch.hy.state changes (traced as MPIDI_CH3I_Hy_held_to). */
+void MPIDI_CH3I_Hy_qp_to(MPIDI_VC_t * vc, enum MPIDI_CH3I_Hy_qp_state to);
 
 /* ---- registered windows of peers (ch3_hybrid/src/ch3_win_fns.c) ---- */
 typedef struct MPIDI_CH3I_Hy_remote_win {
@@ -129,6 +131,17 @@ typedef enum {
     MPIDI_CH3I_HY_HELD_RDMA_GET  /* Read posted; then GET_PLACED, or the GET on SCTP */
 } MPIDI_CH3I_Hy_held_kind;
 
+/* Where a held entry is. Its state changes only in MPIDI_CH3I_Hy_held_to (hy_rdma.c), which
+ * traces it (MPICH's debug log, class OTHER): QUEUED -> POSTED -> FAILED -> ABANDONED, or
+ * POSTED -> ABANDONED. An entry leaves the queue once all before it left and `pending` is 0. */
+typedef enum {
+    MPIDI_CH3I_HY_HELD_QUEUED = 0,  /* COPY, REQUEST: waits only for what is ahead of it */
+    MPIDI_CH3I_HY_HELD_POSTED,      /* RDMA: its work requests are on the QP */
+    MPIDI_CH3I_HY_HELD_FAILED,      /* RDMA: one completed in error (or was refused): resend on
+                                     * SCTP, unless the peer says it handled its header (on_qp) */
+    MPIDI_CH3I_HY_HELD_ABANDONED    /* RDMA: its peer was lost; freed at its last completion */
+} MPIDI_CH3I_Hy_held_state;
+
 typedef struct MPIDI_CH3I_Hy_held {
     struct MPIDI_CH3I_Hy_held *next;
     MPIDI_CH3I_Hy_held_kind kind;
@@ -142,14 +155,14 @@ typedef struct MPIDI_CH3I_Hy_held {
     int n;
     struct iwv_mr *mr;           /* RDMA: the origin buffer's registration */
     int own_mr;                  /* registered for this transfer alone (else a region's) */
+    MPIDI_CH3I_Hy_held_state state;
     int pending;                 /* RDMA: completions still to come (always 0 for other kinds) */
-    int failed;                  /* RDMA: one completed in error, so resend on the SCTP path */
-    int abandoned;               /* RDMA: its peer was lost; only its completions are awaited */
     int on_qp;                   /* RDMA_WRITE: its header went as a Send, its Read reads credit */
     unsigned seq;                /* on_qp: which of our headers to this peer (from 1) */
 } MPIDI_CH3I_Hy_held;
 
 /* ---- RDMA transfers (hy_rdma.c): each posted transfer is returned for the caller to hold ---- */
+void MPIDI_CH3I_Hy_held_to(MPIDI_CH3I_Hy_held * h, MPIDI_CH3I_Hy_held_state to);
 /* This PUT (header iov[0], data iov[1]) posted by RDMA (its request: ->sreq), or NULL: SCTP. */
 MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n);
 /* This GET: SCTP (0), a Read posted (*posted), or GET_MODE=write's GET_WRITE to send (*instead). */

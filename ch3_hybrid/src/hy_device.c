@@ -67,18 +67,11 @@ static int card_addresses(char *addr, size_t len, int all)
     return 0;
 }
 
-static hy_qp_entry *entry_of(iwv_qp * qp)
+/* The entry of qp, or (qp NULL) of QP number num (numbers start at 1). */
+static hy_qp_entry *entry_of(iwv_qp * qp, uint32_t num)
 {
     for (hy_qp_entry * e = qps; e; e = e->next)
-        if (e->qp == qp)
-            return e;
-    return NULL;
-}
-
-static hy_qp_entry *entry_of_num(uint32_t num)
-{
-    for (hy_qp_entry * e = qps; e; e = e->next)
-        if (e->num == num)
+        if (qp ? e->qp == qp : e->num == num)
             return e;
     return NULL;
 }
@@ -163,7 +156,7 @@ static void destroy_qp(iwv_qp * qp)
 /* vc's QP is now qp: headers may go on it once the peer's count is known (use_qp). */
 static void use_qp(MPIDI_VC_t * vc, iwv_qp * qp)
 {
-    hy_qp_entry *e = entry_of(qp);
+    hy_qp_entry *e = entry_of(qp, 0);
     vc->ch.hy.qp = qp;
     vc->ch.hy.mem = e->mem;
     vc->ch.hy.mem_mr = e->mr;
@@ -172,7 +165,7 @@ static void use_qp(MPIDI_VC_t * vc, iwv_qp * qp)
 static hy_credit_info our_credit_info(iwv_qp * qp)
 {
     hy_credit_info c;
-    hy_qp_entry *e = entry_of(qp);
+    hy_qp_entry *e = entry_of(qp, 0);
     memset(&c, 0, sizeof(c));
     c.addr = (uint64_t) (uintptr_t) & e->mem->posted;
     c.stag = e->mr->rkey;
@@ -248,7 +241,7 @@ static void connect_to(MPIDI_VC_t * vc)
     struct iwv_conn_param p;
     int len;
     iwv_qp *qp;
-    vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;  /* unless the connect starts */
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);  /* unless the connect starts */
     if (!(qp = new_qp(vc)))
         return;
     len = identity(id, sizeof(id), qp);
@@ -263,7 +256,7 @@ static void connect_to(MPIDI_VC_t * vc)
         return;
     }
     use_qp(vc, qp);
-    vc->ch.hy.state = MPIDI_CH3I_HY_QP_CONNECTING;
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
 }
 
 /* The higher side of a pair waits for the lower one's connect (CONNECTING without a QP). */
@@ -274,10 +267,10 @@ static void ask_for_connect(MPIDI_VC_t * vc)
     pkt.type = MPIDI_CH3_PKT_HY_CONNECT_ME;
     /* Not held behind RDMA transfers (there are none yet to this peer) and order-free. */
     if (ops.send_now(vc, &pkt, sizeof(pkt)) != MPI_SUCCESS) {
-        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
         return;
     }
-    vc->ch.hy.state = MPIDI_CH3I_HY_QP_CONNECTING;
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
 }
 
 /* No QP yet, and all it takes to make one: the peer's contact, our RNIC, a process group to
@@ -314,6 +307,15 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
     return MPI_SUCCESS;
 }
 
+void MPIDI_CH3I_Hy_qp_to(MPIDI_VC_t * vc, enum MPIDI_CH3I_Hy_qp_state to)
+{
+    static const char *const names[] = { "none", "connecting", "ready", "failed" };
+    MPL_DBG_MSG_FMT(MPIDI_CH3_DBG_OTHER, VERBOSE, (MPL_DBG_FDEST, "ch3:hybrid queue pair to rank %d: %s -> %s",
+                    vc->pg_rank, names[vc->ch.hy.state], names[to]));
+    (void) names;
+    vc->ch.hy.state = to;
+}
+
 int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc)
 {
     return vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY;
@@ -341,12 +343,12 @@ static void on_connect_request(struct iwv_event *ev)
     if (iwv_accept(ev->request, qp, &p) != 0) {
         complain("cannot accept a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         destroy_qp(qp);
-        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
         return;
     }
     use_qp(vc, qp);
     learn_credit_info(vc, info, info_len);
-    vc->ch.hy.state = MPIDI_CH3I_HY_QP_READY;
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_READY);
 }
 
 static void on_event(struct iwv_event *ev)
@@ -356,14 +358,14 @@ static void on_event(struct iwv_event *ev)
         on_connect_request(ev);
         return;
     }
-    e = entry_of(ev->qp);
+    e = entry_of(ev->qp, 0);
     if (!e)
         return;
     switch (ev->type) {
         case IWV_EVENT_ESTABLISHED:
             if (e->vc->ch.hy.qp == e->qp) {
                 learn_credit_info(e->vc, ev->private_data, ev->private_data_len);
-                e->vc->ch.hy.state = MPIDI_CH3I_HY_QP_READY;
+                MPIDI_CH3I_Hy_qp_to(e->vc, MPIDI_CH3I_HY_QP_READY);
             }
             break;
         case IWV_EVENT_REJECTED:
@@ -380,7 +382,7 @@ static void on_event(struct iwv_event *ev)
                              "to it continues over SCTP", e->vc->pg_rank);
                     complain(what, ev->detail);
                 }
-                e->vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+                MPIDI_CH3I_Hy_qp_to(e->vc, MPIDI_CH3I_HY_QP_FAILED);
             }
             break;
         default:
@@ -443,7 +445,7 @@ static int rnic_busy(void *arg)
  * it up (to hy_placed.c). Flushed receives (the QP broke or went) only end. */
 static void received(const struct iwv_wc *wc)
 {
-    hy_qp_entry *e = entry_of_num(wc->qp_num);
+    hy_qp_entry *e = entry_of(NULL, wc->qp_num);
     MPIDI_CH3I_Hy_header_t h;
     unsigned slot;
     if (!e || wc->status != IWV_WC_SUCCESS)
@@ -501,7 +503,7 @@ void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc)
     if (vc->ch.hy.qp)
         iwv_modify_qp(vc->ch.hy.qp, IWV_QPS_ERR);
     if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING)
-        vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
 }
 
 static int cq_stage(void *arg)
@@ -596,7 +598,7 @@ int MPIDI_CH3I_Hy_finalize(void)
     if (!r->dev)
         return MPI_SUCCESS;
     while (qps) {
-        qps->vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+        MPIDI_CH3I_Hy_qp_to(qps->vc, MPIDI_CH3I_HY_QP_FAILED);
         destroy_qp(qps->qp);
     }
     iwv_dereg_mr(r->scratch);

@@ -37,10 +37,10 @@ static void deregister(MPIDI_CH3I_Hy_held * h)
     h->mr = NULL;
 }
 
-static void count(const MPIDI_CH3I_Hy_held * h)
+static void count(const MPIDI_CH3I_Hy_held * h, int failed)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
-    if (h->failed) {
+    if (failed) {
         r->fallbacks++;
         return;
     }
@@ -76,32 +76,27 @@ static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned header
     return send_copied(vc, &pkt, sizeof(pkt));
 }
 
-/* Close our end first: no header lands after the count we answer (the peer resends the rest). */
+/* QP_SYNC, at the target: close our end first, so that no header lands after the count we
+ * answer (the peer resends the rest). QP_SYNC_ACK, at the origin: release what waited for it. */
 static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                    MPIR_Request ** rreqp)
-{
-    (void) pkt, (void) data;
-    *buflen = 0;
-    *rreqp = NULL;
-    MPIDI_CH3I_Hy_close_qp(vc);
-    MPIDI_CH3I_Hy_poll_cq();
-    MPIDI_CH3I_Hy_run_deferred(vc);
-    MPIR_Assert(vc->ch.hy.deferred_head == NULL);   /* the asking packet followed them all */
-    return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
-}
-
-static int qp_sync_ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
-                       MPIR_Request ** rreqp)
 {
     (void) data;
     *buflen = 0;
     *rreqp = NULL;
+    if (pkt->type == MPIDI_CH3_PKT_HY_QP_SYNC) {
+        MPIDI_CH3I_Hy_close_qp(vc);
+        MPIDI_CH3I_Hy_poll_cq();
+        MPIDI_CH3I_Hy_run_deferred(vc);
+        MPIR_Assert(vc->ch.hy.deferred_head == NULL);       /* the asking packet followed them all */
+        return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
+    }
     vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
     vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ANSWERED;
     if (getenv("MPICH_SCTP_QUIET") == NULL) {
         int unsure = 0, handled = 0;
         for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
-            if (h->on_qp && h->failed) {
+            if (h->on_qp && h->state == MPIDI_CH3I_HY_HELD_FAILED) {
                 unsure++;
                 handled += (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0;
             }
@@ -116,7 +111,7 @@ static int qp_sync_ack(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intpt
  * so ask it once (QP_SYNC; its QP_SYNC_ACK sets peer_headers_done). 1 once its answer is here. */
 static int fate_known(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 {
-    if (!h->on_qp || !h->failed || vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED)
+    if (!h->on_qp || h->state != MPIDI_CH3I_HY_HELD_FAILED || vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED)
         return 1;
     if (vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_NONE) {
         vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ASKED;
@@ -128,6 +123,7 @@ static int fate_known(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 /* Send one entry that no longer waits. */
 static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
+    const int failed = h->state == MPIDI_CH3I_HY_HELD_FAILED;
     int mpi_errno = MPI_SUCCESS;
     switch (h->kind) {
         case MPIDI_CH3I_HY_HELD_COPY:
@@ -139,17 +135,16 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             break;
         case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
             deregister(h);
-            if (h->on_qp && (!h->failed || (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0)) {
+            if (h->on_qp && (!failed || (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0)) {
                 /* The target has the header (its Read completed, or its QP_SYNC_ACK says so). */
-                if (!h->failed)
+                if (!failed)
                     take_credit(vc, h);
-                h->failed = 0;
-                count(h);
+                count(h, 0);
                 mpi_errno = MPIDI_CH3I_Request_sent(vc, h->sreq);
                 break;
             }
-            count(h);
-            if (!h->failed) {
+            count(h, failed);
+            if (!failed) {
                 h->pkt.type = h->placed;
                 mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
                 /* The data buffer is free once the Write is placed. */
@@ -164,8 +159,8 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             break;
         case MPIDI_CH3I_HY_HELD_RDMA_GET:
             deregister(h);
-            count(h);
-            if (!h->failed && !(h->pkt.get.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK)) {
+            count(h, failed);
+            if (!failed && !(h->pkt.get.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK)) {
                 MPIDI_CH3_Pkt_t decr;
                 mpi_errno = MPIDI_CH3I_Hy_get_done(vc, &h->pkt, &decr);
                 if (!mpi_errno && decr.type == MPIDI_CH3_PKT_DECR_AT_COUNTER)
@@ -174,7 +169,7 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             }
             /* The target releases a lock: it gets the GET itself, as GET_PLACED (or, if the
              * Read failed, as the plain GET that it answers with the data on SCTP). */
-            if (!h->failed)
+            if (!failed)
                 h->pkt.type = MPIDI_CH3_PKT_HY_GET_PLACED;
             mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
             break;
@@ -203,7 +198,7 @@ static void completed(const struct iwv_wc *wc)
 {
     MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) (uintptr_t) wc->wr_id;
     MPIDI_VC_t *vc = h->vc;
-    if (h->abandoned) {
+    if (h->state == MPIDI_CH3I_HY_HELD_ABANDONED) {
         if (--h->pending == 0) {
             MPIDI_CH3I_Hy_rnic.in_flight--;
             deregister(h);
@@ -212,10 +207,10 @@ static void completed(const struct iwv_wc *wc)
         return;
     }
     if (wc->status != IWV_WC_SUCCESS) {
-        h->failed = 1;
+        MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_FAILED);
         if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY) {
             /* The QP is broken (flushed WRs follow): this peer's RMA goes on SCTP from now on. */
-            vc->ch.hy.state = MPIDI_CH3I_HY_QP_FAILED;
+            MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
             if (getenv("MPICH_SCTP_QUIET") == NULL)
                 fprintf(stderr, "[ch3:hybrid] rank %d: RDMA to rank %d failed (status %d); "
                         "its one-sided traffic continues over SCTP\n", MPIR_Process.rank,
@@ -242,19 +237,12 @@ static void vc_lost(MPIDI_VC_t * vc, int mpi_errno)
     MPIDI_CH3I_Hy_get_targets_lost(vc);
     while (h) {
         MPIDI_CH3I_Hy_held *next = h->next;
-        switch (h->kind) {
-            case MPIDI_CH3I_HY_HELD_COPY:
-                MPL_free(h->buf);
-                break;
-            case MPIDI_CH3I_HY_HELD_REQUEST:
-            case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
-                MPIDI_CH3I_Complete_with_error(h->sreq, mpi_errno);
-                break;
-            case MPIDI_CH3I_HY_HELD_RDMA_GET:
-                break;
-        }
+        if (h->kind == MPIDI_CH3I_HY_HELD_COPY)
+            MPL_free(h->buf);
+        else if (h->kind != MPIDI_CH3I_HY_HELD_RDMA_GET)  /* REQUEST, RDMA_WRITE */
+            MPIDI_CH3I_Complete_with_error(h->sreq, mpi_errno);
         if (h->pending > 0)
-            h->abandoned = 1;
+            MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_ABANDONED);
         else {
             deregister(h);
             MPL_free(h);
@@ -355,14 +343,11 @@ static int send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov,
 {
     MPIDI_CH3I_Hy_held *h = MPIDI_CH3I_Hy_answer_response(vc, sreq, iov, n);
     *mpi_errno = MPI_SUCCESS;
-    if (h) {
+    if (h)
         hold(vc, h);
-        return 1;
-    }
-    if (!vc->ch.hy.held_head)
-        return 0;
-    *mpi_errno = hold_request(vc, sreq, iov, *n);
-    return 1;
+    else if (vc->ch.hy.held_head)
+        *mpi_errno = hold_request(vc, sreq, iov, *n);
+    return h != NULL || vc->ch.hy.held_head != NULL;    /* taken: posted, or held behind others */
 }
 
 static void vc_init(MPIDI_VC_t * vc)
@@ -372,18 +357,15 @@ static void vc_init(MPIDI_VC_t * vc)
 
 static int init(void)
 {
-    static const MPIDI_CH3I_Hy_device_ops_t device_ops = { completed, MPIDI_CH3I_Hy_header_arrived,
-        send_copied
-    };
-    MPIDI_CH3I_Hy_device_init(&device_ops);
+    static const MPIDI_CH3I_Hy_device_ops_t up = { completed, MPIDI_CH3I_Hy_header_arrived, send_copied };
+    MPIDI_CH3I_Hy_device_init(&up);
     return MPIDI_CH3I_Hy_read_cvars();
 }
 
 static void register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
     MPIDI_CH3I_Hy_register_handlers(table);
-    table[MPIDI_CH3_PKT_HY_QP_SYNC] = qp_sync;
-    table[MPIDI_CH3_PKT_HY_QP_SYNC_ACK] = qp_sync_ack;
+    table[MPIDI_CH3_PKT_HY_QP_SYNC] = table[MPIDI_CH3_PKT_HY_QP_SYNC_ACK] = qp_sync;
 }
 
 /* PUT headers on a QP name how many SCTP control packets went before them. */

@@ -55,6 +55,17 @@ static struct iwv_mr *registration(void *buf, size_t len, int access, int *own)
     return iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, buf, len, access);
 }
 
+void MPIDI_CH3I_Hy_held_to(MPIDI_CH3I_Hy_held * h, MPIDI_CH3I_Hy_held_state to)
+{
+    static const char *const names[] = { "queued", "posted", "failed", "abandoned" };
+    static const unsigned allowed[] = { 1 << 0 | 1 << 1, 1 << 1 | 1 << 2 | 1 << 3, 1 << 2 | 1 << 3, 1 << 3 };
+    MPIR_Assert(allowed[h->state] & (1u << to));        /* bit `to` of allowed[from] */
+    MPL_DBG_MSG_FMT(MPIDI_CH3_DBG_OTHER, VERBOSE, (MPL_DBG_FDEST, "ch3:hybrid transfer %p to rank %d: %s -> %s",
+                    (void *) h, h->vc ? h->vc->pg_rank : -1, names[h->state], names[to]));
+    (void) names, (void) allowed;
+    h->state = to;
+}
+
 static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void *pkt, void *buf,
                                         size_t len)
 {
@@ -62,6 +73,7 @@ static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void
     if (!h)
         return NULL;
     h->kind = kind;
+    MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_POSTED);
     h->len = len;
     memcpy(&h->pkt, pkt, sizeof(h->pkt));
     h->mr = registration(buf, len, LOCAL_ONLY, &h->own_mr);
@@ -100,7 +112,7 @@ static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr,
     if (iwv_post_send(vc->ch.hy.qp, wr, &bad) != 0) {
         if (bad == wr)
             return 0;
-        h->failed = 1;
+        MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_FAILED);
     }
     for (struct iwv_send_wr * w = wr; w && w != bad; w = w->next) {
         h->pending++;
