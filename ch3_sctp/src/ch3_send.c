@@ -196,16 +196,14 @@ int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Req
     }
     /* Large (e.g. a PUT's origin data): the caller's buffers stay valid until the request completes. */
     MPIR_Request *sreq = MPIDI_CH3I_Send_request_create(iov[0].iov_base);
-    MPIR_ERR_CHKANDJUMP(sreq == NULL, rc, MPI_ERR_OTHER, "**nomemreq");
-    {
-        struct iovec local[MPL_IOV_LIMIT + 1];
-        for (int i = 1; i < n; i++)
-            local[i] = iov[i];
-        *sreq_ptr = sreq;
-        return MPIDI_CH3I_Send_request_now(vc, sreq, local, n);
-    }
-  fn_fail:
-    return rc;
+    struct iovec local[MPL_IOV_LIMIT + 1];
+    if (sreq == NULL)   /* an mpi_errno, not a -errno like rc */
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**nomemreq", 0);
+    for (int i = 1; i < n; i++)
+        local[i] = iov[i];
+    *sreq_ptr = sreq;
+    return MPIDI_CH3I_Send_request_now(vc, sreq, local, n);
 }
 
 int MPIDI_CH3_iStartMsg(MPIDI_VC_t * vc, void *pkt, intptr_t pkt_sz, MPIR_Request ** sreq_ptr)
