@@ -33,6 +33,26 @@ step_asan() {
     run_tests build/asan
 }
 
+# The libFuzzer targets of the parsers of network bytes (tests/fuzz/), each for FUZZ_SECONDS
+# (default 30) from its committed seed corpus tests/fuzz/<name>_corpus when there is one; new inputs
+# go to build/fuzz/corpus/<target>, never into the repository. A finding (crash, sanitizer report
+# or broken invariant) fails the step; its input is kept in build/fuzz/findings/<target>/, to be
+# fixed and committed to the seed corpus as a regression case. Longer runs: README, Fuzzing.
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_TARGETS="frame_fuzz card_fuzz iwarp_segment_fuzz"
+step_fuzz() {
+    run_logged make -C build fuzz fuzz-iwarp
+    local t rc=0
+    for t in $FUZZ_TARGETS; do
+        mkdir -p "build/fuzz/corpus/$t" "build/fuzz/findings/$t"
+        local -a seeds=()
+        [[ ! -d tests/fuzz/${t%_fuzz}_corpus ]] || seeds=("tests/fuzz/${t%_fuzz}_corpus")
+        run_logged "build/fuzz/$t" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+            -artifact_prefix="build/fuzz/findings/$t/" "build/fuzz/corpus/$t" "${seeds[@]}" || rc=1
+    done
+    return $rc
+}
+
 # The iWARP tests (several threads on one device among them) and the transport's two-process tests
 # (a thread watching an fd while another waits in progress among them) under ThreadSanitizer in
 # build/tsan; any report fails. Only those three programs are built there. Suppressions (frames
@@ -179,6 +199,7 @@ add_step build "Build (build/)" step_build --stop
 add_step test "Unit and integration tests (make check in build/)" step_test
 add_step asan "Tests under ASan/UBSan (build/asan)" step_asan
 add_step tsan "iWARP and transport tests under ThreadSanitizer (build/tsan)" step_tsan
+add_step fuzz "Fuzz targets of the network-byte parsers, ${FUZZ_SECONDS} s each (build/fuzz)" step_fuzz
 # The gate builds our two channels only: the ch3:sock reference is built by the testsuite step
 # when, and only when, a test did not pass on ch3:sctp or ch3:hybrid (--build-missing). A cold
 # MPICH build costs about 15 minutes of CI's 90 here; a clean run never needs that one.

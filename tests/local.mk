@@ -30,6 +30,9 @@ FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I$(top_srcdi
 fuzz/frame_fuzz: $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame.cpp $(top_srcdir)/src/frame.hpp
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame.cpp
-fuzz: fuzz/frame_fuzz
+fuzz/card_fuzz: $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cpp $(top_srcdir)/src/card.hpp
+	@mkdir -p fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cpp
+fuzz: fuzz/frame_fuzz fuzz/card_fuzz
 .PHONY: fuzz
-EXTRA_DIST += tests/fuzz/frame_fuzz.cpp
+EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp
