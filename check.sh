@@ -152,25 +152,26 @@ hybrid_rma_subset() {
 # The NAS Parallel Benchmarks at class S, 4 ranks on loopback, on ch3:sctp and ch3:hybrid: all
 # eight must print NPB's "Verification = SUCCESSFUL" (osu-bench/run-nas --smoke). The NPB source
 # is NPB_SOURCE (NPB3.4-MPI.tar.gz from NASA, or its folder); without one, run-nas looks beside
-# the repository and exits 77 when it finds none: the step then passes with that note.
+# the repository and exits 77 when it finds none: the step is then reported as skipped, with that
+# note (not as passed; check.sh still exits 0).
 step_nas() {
     local rc=0
     osu-bench/run-nas --smoke ${NPB_SOURCE:+--npb "$NPB_SOURCE"} || rc=$?
     if ((rc == 77)); then
-        step_note "skipped: no NPB 3.4 source (NPB_SOURCE=<NPB3.4-MPI.tar.gz or its folder>)"
-        return 0
+        step_note "no NPB 3.4 source (NPB_SOURCE=<NPB3.4-MPI.tar.gz or its folder>)"
+        return 77
     fi
     return "$rc"
 }
 
 # A root-only test: exit status 77 means it could not run here (not root, or a virtual cluster
-# is already up); the step then passes with that note.
+# is already up); the step is then reported as skipped with that note (check.sh still exits 0).
 run_root_test() {
     local rc=0
     "$@" || rc=$?
     if ((rc == 77)); then
-        step_note "skipped: needs root (network namespaces), or a virtual cluster is already up"
-        return 0
+        step_note "needs root (network namespaces), and no virtual cluster already up"
+        return 77
     fi
     return "$rc"
 }

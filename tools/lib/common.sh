@@ -337,6 +337,10 @@ run_step() {
     if ((rc == 0)); then
         STEP_STATUS[$name]=ok
         printf '%s<== [%s] %s: ok (%s)%s\n' "$C_GREEN" "$name" "${STEP_TITLE[$name]}" "$took" "$C_OFF"
+    elif ((rc == 77)); then # could not run here (its note says why): not a pass, not a failure
+        STEP_STATUS[$name]=skipped
+        printf '%s<== [%s] %s: skipped (%s) %s%s\n' "$C_YELLOW" "$name" "${STEP_TITLE[$name]}" "$took" \
+            "${STEP_NOTE[$name]:-}" "$C_OFF"
     else
         STEP_STATUS[$name]=FAILED
         printf '%s<== [%s] %s: FAILED (exit %d, %s)%s\n' "$C_RED" "$name" "${STEP_TITLE[$name]}" "$rc" "$took" "$C_OFF"
