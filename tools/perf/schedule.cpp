@@ -8,6 +8,15 @@ namespace perf {
 
 namespace {
 
+// One untimed warm-up round, then `rounds` timed ones; returns the seconds those took.
+template <class Round> double timed_rounds(int rounds, Round round) {
+    round();
+    const double t0 = now_s();
+    for (int i = 0; i < rounds; ++i)
+        round();
+    return now_s() - t0;
+}
+
 // One round of the bidirectional test: `window` messages each way. The last one received is
 // checked before flush(): the peer's next messages may arrive (and overwrite it) once this side
 // progresses again.
@@ -43,14 +52,9 @@ void run_bidirectional(Channel& ch, bool client, const Schedule& s, const std::s
     for (size_t size : s.bandwidth_sizes) {
         const uint32_t seed = pattern_seed(name, "bidirectional", size);
         fill_pattern(buf.data(), std::max<size_t>(size, 4), seed);
-        const int iters = s.bandwidth_iters(size), warm = 1;
-        double t0 = 0;
-        for (int i = 0; i < iters + warm; ++i) {
-            if (i == warm)
-                t0 = now_s();
-            exchange_window(ch, buf.data(), size, s.window, seed, name + " bidirectional message");
-        }
-        const double seconds = now_s() - t0;
+        const int iters = s.bandwidth_iters(size);
+        const double seconds = timed_rounds(
+            iters, [&] { exchange_window(ch, buf.data(), size, s.window, seed, name + " bidirectional message"); });
         // Both have checked this size before either sends the next (and refills its buffer).
         ch.send(buf.data(), 4);
         ch.recv(4);
@@ -93,11 +97,8 @@ void run_schedule(Channel& ch, bool client, const Schedule& s, const std::string
     for (size_t size : s.bandwidth_sizes) {
         const uint32_t seed = pattern_seed(name, "bandwidth", size);
         fill_pattern(buf.data(), std::max<size_t>(size, 4), seed);
-        const int iters = s.bandwidth_iters(size), warm = 1;
-        double t0 = 0;
-        for (int i = 0; i < iters + warm; ++i) {
-            if (i == warm)
-                t0 = now_s();
+        const int iters = s.bandwidth_iters(size);
+        const double seconds = timed_rounds(iters, [&] {
             if (client) {
                 for (int w = 0; w < s.window; ++w)
                     ch.send(buf.data(), size);
@@ -108,10 +109,10 @@ void run_schedule(Channel& ch, bool client, const Schedule& s, const std::string
                 ch.send(buf.data(), 4);
                 ch.flush();
             }
-        }
+        });
         ch.flush();
         if (client) {
-            out->push_back({name, "bandwidth", size, double(size) * s.window * iters / (now_s() - t0) / 1e6});
+            out->push_back({name, "bandwidth", size, double(size) * s.window * iters / seconds / 1e6});
             check_pattern(ch.received(), 4, seed, name + " bandwidth acknowledgement");
         } else {
             check_pattern(ch.received(), size, seed, name + " bandwidth message");
