@@ -18,8 +18,8 @@ TESTS += tests/unit_tests
 
 check_PROGRAMS += tests/transport_tests
 tests_transport_tests_SOURCES = tests/integration/transport_pair.cpp tests/integration/held_bounds.cpp \
-	tests/integration/progress_capi.cpp tests/integration/pair_harness.hpp tests/integration/raw_peer.hpp \
-	tests/wait_pair.hpp
+	tests/integration/progress_capi.cpp tests/integration/udp_port_range.cpp tests/integration/pair_harness.hpp \
+	tests/integration/raw_peer.hpp tests/wait_pair.hpp
 tests_transport_tests_LDADD = src/libsctpmpi.la -lgtest -lgtest_main
 TESTS += tests/transport_tests
 endif

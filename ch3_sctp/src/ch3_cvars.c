@@ -50,7 +50,7 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        UDP encapsulation port, 0 = pick a free one (port, 0..65535). Unset: 0.
+        UDP encapsulation port: N, or a range A-B whose first free port each process takes (what a firewall must open), 0 = any free port (port or range, 0..65535). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_STREAMS
       category    : CH3_SCTP
