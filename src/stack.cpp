@@ -49,8 +49,8 @@ bool udp_port_free(uint16_t port) {
 }
 
 // Ask the kernel for a free UDP port (bind to port 0 and read it back), then check that both
-// families can have it (usrsctp binds both). The sockets are closed right before usrsctp_init
-// binds the port; the verification in start_stack catches the (tiny) race.
+// families can have it (usrsctp binds both). The sockets are closed before usrsctp_init binds
+// the port: start_stack holds PortChoiceLock meanwhile, and verifies the bind afterwards.
 uint16_t probe_free_udp_port() {
     for (int attempt = 0; attempt < 32; ++attempt) {
         int fd4 = socket(AF_INET, SOCK_DGRAM, 0);
@@ -74,12 +74,15 @@ uint16_t probe_free_udp_port() {
     throw Error("no UDP port is free on both IPv4 and IPv6 after 32 probes");
 }
 
-// Processes of one user on one host that start together take the ports of a range in turn: each
-// holds this lock from its probe until usrsctp has bound the port it chose. Without the lock file
-// (no writable /tmp) they race, and the check after usrsctp_init names the loser's port.
-class PortRangeLock {
+// Processes of one user on one host that start together (the ranks of a job) choose their ports
+// in turn: each holds this lock from its probe until usrsctp has bound the port it chose. Without
+// it two of them could choose the same port, a range's first free one or a port the kernel handed
+// out again once the first had closed its probe socket (seen: 1 of about 1000 test-suite jobs of
+// 10 ranks failed MPI_Init so). Without the lock file (no writable /tmp) they race, and the check
+// after usrsctp_init names the loser's port.
+class PortChoiceLock {
 public:
-    PortRangeLock() {
+    PortChoiceLock() {
         const std::string path = "/tmp/sctpm-udp-ports-" + std::to_string(getuid()) + ".lock";
         fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) {
@@ -87,12 +90,12 @@ public:
             fd_ = -1;
         }
     }
-    ~PortRangeLock() {
+    ~PortChoiceLock() {
         if (fd_ >= 0)
             close(fd_); // releases the lock
     }
-    PortRangeLock(const PortRangeLock&) = delete;
-    PortRangeLock& operator=(const PortRangeLock&) = delete;
+    PortChoiceLock(const PortChoiceLock&) = delete;
+    PortChoiceLock& operator=(const PortChoiceLock&) = delete;
 
 private:
     int fd_ = -1;
@@ -203,9 +206,9 @@ StackInfo start_stack(const Settings& s) {
     if (g_started)
         return g_info;
     const bool range = s.udp_port_last > s.udp_port;
-    std::optional<PortRangeLock> range_lock;
-    if (range)
-        range_lock.emplace();
+    std::optional<PortChoiceLock> choice_lock;
+    if (range || s.udp_port == 0)
+        choice_lock.emplace();
     const uint16_t port = range ? first_free_in_range(s) : s.udp_port ? s.udp_port : probe_free_udp_port();
     usrsctp_init(port, nullptr, nullptr);
     g_started = true;
@@ -227,7 +230,7 @@ StackInfo start_stack(const Settings& s) {
                                 : s.udp_port ? " it was set by udp_port / MPIR_CVAR_CH3_SCTP_UDP_PORT"
                                              : " it was free a moment before") +
                     "); choose another port or leave udp_port at 0");
-    range_lock.reset(); // the port is bound: the next process may probe
+    choice_lock.reset(); // the port is bound: the next process may probe
     g_info.udp_port = port;
     g_info.udp_buffers_forced = enlarge_udp_buffers(fds, n, s.udp_buffer);
     if (!set_dont_fragment(fds, n))

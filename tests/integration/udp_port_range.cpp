@@ -1,6 +1,7 @@
 // udp_port as a range "A-B": processes of one host that start together take its ports in turn
-// (first free first), and one more than the range holds gets an error naming the range. Each
-// process has its own usrsctp stack, so each case runs in forked children.
+// (first free first), and one more than the range holds gets an error naming the range; with
+// udp_port 0 they never choose the same port. Each process has its own usrsctp stack, so each case
+// runs in forked children.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -130,4 +131,19 @@ TEST(UdpPortRange, ProcessesStartingTogetherGetDistinctPorts) {
         finish(c);
     std::sort(said.begin(), said.end());
     EXPECT_EQ(said, (std::vector<std::string>{"port " + std::to_string(base), "port " + std::to_string(base + 1)}));
+}
+
+TEST(UdpPortRange, AnyFreePortIsNeverChosenTwiceByProcessesStartingTogether) {
+    std::vector<Child> children;
+    for (int i = 0; i < 8; ++i) // like the ranks of a job on one host
+        children.push_back(start_child("0"));
+    std::vector<std::string> said;
+    for (Child& c : children)
+        said.push_back(outcome(c));
+    for (Child& c : children)
+        finish(c);
+    for (const std::string& s : said)
+        EXPECT_EQ(s.rfind("port ", 0), 0u) << s;
+    std::sort(said.begin(), said.end());
+    EXPECT_EQ(std::adjacent_find(said.begin(), said.end()), said.end()) << "two processes chose the same port";
 }
