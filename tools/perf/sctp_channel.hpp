@@ -29,7 +29,8 @@ public:
     void send(const char* data, size_t len) override;
     void recv(size_t len) override;
     void flush() override;
-    const char* received() const override { return sinks_[(expected_ + 1) % 2].data(); }
+    // The last message recv() waited for: number expected_ (1-based), so index expected_ - 1.
+    const char* received() const override { return sinks_[(expected_ - 1) % 2].data(); }
     bool sends_queue() const override { return true; }
 
     // Transport callbacks (C ABI), on this object.
