@@ -210,7 +210,9 @@ std::vector<Field> make_fields() {
         udp_port_field(),
         count("streams", &S::streams, "count", 1, 1024, "SCTP streams per association"),
         policy_field(),
-        bytes("eager_max", &S::eager_max, 0, 64 * MiB, "largest message sent eagerly; larger ones use rendezvous"),
+        bytes("eager_max", &S::eager_max, 0, 64 * MiB,
+              "largest message sent eagerly, larger ones use rendezvous; 0 = CH3's own limit "
+              "(MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, 131072 unless set)"),
         bytes("fragment_size", &S::fragment_size, KiB, 16 * MiB, "largest payload per SCTP message"),
         // Nothing is allocated by a message's announced length (bytes held count against the two bounds
         // below; the rest goes straight into the receiver's buffer), so max_message only rejects absurd

@@ -80,7 +80,8 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        largest message sent eagerly; larger ones use rendezvous (bytes, 0..64M; K/M/G suffixes). Unset: 65536.
+        largest message sent eagerly, larger ones use rendezvous; 0 = CH3's own limit
+        (MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, 131072 unless set) (bytes, 0..64M; K/M/G suffixes). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_FRAGMENT_SIZE
       category    : CH3_SCTP
@@ -305,7 +306,8 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        busy-poll time before blocking on the eventfd (us, 0..10000000). Unset: 100.
+        busy-poll time before blocking on the eventfd (us, 0..10000000). Unset: 100, or 0 when
+        the host runs more of the job's ranks than the process has cores.
 
     - name        : MPIR_CVAR_CH3_SCTP_CALLER_INPUT
       category    : CH3_SCTP

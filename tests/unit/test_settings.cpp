@@ -108,7 +108,7 @@ TEST(Settings, DefaultsThroughGetSetting) {
     const std::map<std::string, std::string> expected = {
         {"multihome_file", ""},      {"bindall", "false"},         {"interface_hostname", ""},
         {"udp_port", "0"},           {"streams", "16"},            {"stream_policy", "single"},
-        {"eager_max", "65536"},      {"fragment_size", "262144"},  {"max_message", "68719476736"},
+        {"eager_max", "0"},          {"fragment_size", "262144"},  {"max_message", "68719476736"},
         {"pre_hello_bytes", "0"},    {"reorder_bytes", "67108864"},
         {"head_bytes", "4096"},      {"cmt", "off"},               {"pf_threshold", "0"},
         {"rto_min_ms", "100"},       {"rto_max_ms", "300"},        {"rto_initial_ms", "300"},
