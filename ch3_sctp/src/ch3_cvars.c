@@ -306,8 +306,7 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        busy-poll time before blocking on the eventfd (us, 0..10000000). Unset: 100, or 0 when
-        the host runs more of the job's ranks than the process has cores.
+        busy-poll time before blocking on the eventfd (us, 0..10000000). Unset: 100.
 
     - name        : MPIR_CVAR_CH3_SCTP_CALLER_INPUT
       category    : CH3_SCTP

@@ -1,7 +1,5 @@
 /* ch3:sctp: start-up and shut-down of the channel, business cards, VC and PG hooks. */
 #include "mpidi_ch3_impl.h"
-#include <sched.h>
-#include <unistd.h>
 
 char MPIDI_CH3_ABIVersion[] = "1.1";
 sctpm_transport *MPIDI_CH3I_sctp = NULL;
@@ -24,28 +22,6 @@ static sctpm_callbacks callbacks = {
     MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block
 };
 
-/* Whether this host runs more of the job's ranks than this process may use cores. */
-static int host_oversubscribed(void)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-#ifdef CPU_COUNT
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        cores = CPU_COUNT(&set);
-#endif
-    return cores > 0 && MPIR_Process.local_size > cores;
-}
-
-/* A waiting rank busy-polls (spin_us) only while it has a core of its own: when ranks outnumber
- * the cores, a spinning rank holds the core that the rank it waits for needs (MPICH's
- * rma/atomic_get, 3 ranks on 2 cores: 51 s spinning 100 us, 31 s not, 16 s on ch3:sock). */
-static void default_spin(sctpm_config * cfg)
-{
-    char err[SCTPM_ERRLEN];
-    if (!MPIR_CVAR_CH3_SCTP_SPIN_US && host_oversubscribed())
-        sctpm_config_set(cfg, "spin_us", "0", err, sizeof(err));
-}
-
 /* Open the transport (the first time) with "hello" as our introduction to new peers. */
 static int open_transport(const char *hello)
 {
@@ -55,8 +31,6 @@ static int open_transport(const char *hello)
     if (MPIDI_CH3I_sctp)
         return MPI_SUCCESS;
     cfg = sctpm_config_from_env(err, sizeof(err));
-    if (cfg)
-        default_spin(cfg);
     if (cfg && MPIDI_CH3I_Apply_cvars(cfg, err, sizeof(err)) != 0) {
         sctpm_config_free(cfg);
         cfg = NULL;
