@@ -11,7 +11,8 @@ tests_unit_tests_SOURCES = \
 	tests/unit/test_card.cpp \
 	tests/unit/test_abort_cause.cpp \
 	tests/unit/test_usrsctp_checksum.cpp \
-	tests/unit/test_channel_cvars.cpp
+	tests/unit/test_channel_cvars.cpp \
+	tests/unit/test_heap_policy.cpp
 tests_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -DCHANNEL_CVARS_FILE='"$(abs_top_srcdir)/ch3_sctp/src/ch3_cvars.c"'
 tests_unit_tests_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/unit_tests

@@ -35,11 +35,11 @@ struct Options {
 // ---- the schedule both sides follow ----------------------------------------------------------
 Schedule schedule(bool quick, bool bidir) {
     Schedule s;
-    for (size_t v = 1; v <= 65536; v *= 2)
+    for (size_t v = 1; v <= (4u << 20); v *= 2) // past 64 KiB: messages beyond one initial window
         s.latency_sizes.push_back(v);
     for (size_t v = 1024; v <= (4u << 20); v *= 4)
         s.bandwidth_sizes.push_back(v);
-    s.latency_iters = [quick](size_t size) { return (quick ? 200 : 1000) / (size >= 16384 ? 4 : 1); };
+    s.latency_iters = [quick](size_t size) { return (quick ? 200 : 1000) / (size >= (1u << 20) ? 20 : size >= 16384 ? 4 : 1); };
     s.bandwidth_iters = [quick](size_t size) {
         const double budget = quick ? 16e6 : 64e6; // bytes per size: enough to get past warm-up effects
         int it = static_cast<int>(budget / (64.0 * size));
