@@ -214,7 +214,9 @@ start_ticker() {
                 last=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r\t' | cut -c1-60)
                 printf '\r\e[K    [%s] %s  %s' "$STEP" "$took" "$last"
             elif ((n % 60 == 0)); then
-                printf '    [%s] still running (%s)\n' "$STEP" "$took"
+                # with the log's last line, so that a CI log shows where a long step spends its time
+                last=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r\t' | cut -c1-100)
+                printf '    [%s] still running (%s): %s\n' "$STEP" "$took" "$last"
             fi
         done
     ) &
