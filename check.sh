@@ -137,12 +137,14 @@ step_testsuite() {
 # above CH3's 8-byte immediate size then moves by RDMA (the default 16 KiB would leave nearly all
 # of them on the SCTP path, which the ch3:sctp run above already covers). Gate: it passes every
 # rma test ch3:sock passes (ch3:sock runs only what ch3:hybrid did not pass; its own directory).
+# The programs are those built for ch3:sctp just before (the same headers, so the same programs;
+# ch3:hybrid's libmpi is loaded instead, which mpich-testsuite checks).
 HYBRID_RESULTS=build/testsuite/hybrid
 hybrid_rma_subset() {
     rm -rf "$HYBRID_RESULTS"
     MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD=1 MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD=1 \
         run_logged tools/mpich-testsuite ch3-hybrid --subsets rma --out "$HYBRID_RESULTS" \
-        --deadline "$TESTSUITE_DEADLINE_HYBRID"
+        --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_HYBRID"
     show_testsuite_table
     run_logged tools/mpich-testsuite ch3-sock --subsets rma --only-failures-of ch3-hybrid \
         --out "$HYBRID_RESULTS" --build-missing --deadline "$TESTSUITE_DEADLINE_SOCK"
