@@ -1,5 +1,7 @@
 #include "stack.hpp"
 
+#include "heap_policy.hpp"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -205,7 +207,7 @@ StackInfo start_stack(const Settings& s) {
     std::lock_guard<std::mutex> lock(g_stack_mutex);
     if (g_started)
         return g_info;
-    g_info.heap = keep_freed_heap(); // before usrsctp allocates its first mbufs
+    keep_freed_heap(); // before usrsctp allocates its first mbufs
     const bool range = s.udp_port_last > s.udp_port;
     std::optional<PortChoiceLock> choice_lock;
     if (range || s.udp_port == 0)

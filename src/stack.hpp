@@ -2,10 +2,7 @@
 // Chooses a UDP encapsulation port that cannot collide (probe, then verify), applies the global
 // tuning of the settings and enlarges the library's own UDP socket buffers.
 #pragma once
-
 #include <cstdint>
-
-#include "heap_policy.hpp"
 
 #include "settings.hpp"
 
@@ -14,7 +11,6 @@ namespace sctpm {
 struct StackInfo {
     uint16_t udp_port = 0;      // UDP encapsulation port of this process (also its SCTP port)
     bool udp_buffers_forced = false; // SO_RCVBUFFORCE worked (else capped by net.core.rmem_max)
-    HeapPolicy heap;                 // glibc keeps freed heap mapped (heap_policy.hpp)
 };
 
 // Initialise usrsctp (first call) and return the port; later calls return the same info and
