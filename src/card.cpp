@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
+
 #include <map>
 
 namespace sctpm {
@@ -26,6 +28,9 @@ public:
     explicit CardParser(const std::string& text) : text_(text) {}
 
     Card parse() {
+        // inet_pton stops at a NUL: "10.0.0.1<NUL>junk" would pass as 10.0.0.1 (found by card_fuzz).
+        if (size_t nul = text_.find('\0'); nul != std::string::npos)
+            fail("NUL byte at offset " + std::to_string(nul));
         std::vector<std::string> fields = split(text_, ';');
         if (fields[0] != version) fail("expected prefix '" + std::string(version) + "', found '" + fields[0] + "'");
         for (size_t i = 1; i < fields.size(); ++i) add_field(fields[i]);
@@ -37,7 +42,22 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what) const { throw Error("card '" + text_ + "': " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw Error("card '" + printable(text_) + "': " + what); }
+
+    // Bytes from the network go into messages with control bytes as \xNN.
+    static std::string printable(const std::string& text) {
+        std::string out;
+        for (unsigned char c : text) {
+            if (c >= 0x20 && c != 0x7f) {
+                out += static_cast<char>(c);
+            } else {
+                char hex[5];
+                std::snprintf(hex, sizeof hex, "\\x%02x", c);
+                out += hex;
+            }
+        }
+        return out;
+    }
 
     void add_field(const std::string& field) {
         size_t eq = field.find('=');

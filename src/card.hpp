@@ -16,7 +16,7 @@ struct Card {
 // "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]"  (IPv6 addresses appear in plain text form; ',' separates)
 std::string format_card(const Card&);
 
-// Throws sctpm::Error naming the card text and the bad field: wrong prefix/version, missing or duplicate key,
+// Throws sctpm::Error naming the card text and the bad field: a NUL byte, wrong prefix/version, missing or duplicate key,
 // unknown key, port not a number in 1..65535, no address, an address that is neither IPv4 nor IPv6 (inet_pton).
 // Addresses are stored in their normalised (inet_ntop) form.
 Card parse_card(const std::string& text);

@@ -7,7 +7,7 @@ src_libsctpmpi_la_SOURCES = \
 	src/frame.hpp src/frame.cpp \
 	src/reorder.hpp src/held_bytes.hpp \
 	src/stream_map.hpp src/stream_map.cpp \
-	src/stack.hpp src/stack.cpp \
+	src/stack.hpp src/stack.cpp src/heap_policy.hpp src/heap_policy.cpp \
 	src/path_params.hpp src/path_params.cpp \
 	src/endpoint.hpp src/endpoint.cpp \
 	src/abort_cause.hpp src/abort_cause.cpp \

@@ -157,6 +157,31 @@ Field flag(const char* key, bool Settings::*m, const std::string& what) {
                  [m](const Settings& s) { return std::string(s.*m ? "true" : "false"); }};
 }
 
+// udp_port: one port (0 = any free one), or a range "A-B" for firewalls that open only those.
+Field udp_port_field() {
+    const Range one{false, 0, 65535, false}, in_range{false, 1, 65535, false};
+    return Field{"udp_port",
+                 "UDP encapsulation port: N, or a range A-B whose first free port each process takes (what a "
+                 "firewall must open), 0 = any free port (port or range, 0..65535)",
+                 [=](Settings& s, const std::string& name, const std::string& value) {
+                     const size_t dash = value.find('-');
+                     if (dash == std::string::npos) {
+                         s.udp_port = s.udp_port_last = static_cast<uint16_t>(parse_number(one, name, value));
+                         return;
+                     }
+                     const auto lo = parse_number(in_range, name, value.substr(0, dash));
+                     const auto hi = parse_number(in_range, name, value.substr(dash + 1));
+                     if (lo > hi) fail(name, value, "is an empty range (A-B needs A <= B)");
+                     s.udp_port = static_cast<uint16_t>(lo);
+                     s.udp_port_last = static_cast<uint16_t>(hi);
+                 },
+                 [](const Settings& s) {
+                     return s.udp_port_last > s.udp_port
+                                ? std::to_string(s.udp_port) + "-" + std::to_string(s.udp_port_last)
+                                : std::to_string(s.udp_port);
+                 }};
+}
+
 Field cmt_field() {
     return Field{"cmt", "concurrent multipath transfer mode (off|base|rpv1|rpv2|mptcp or 0..4)",
                  [](Settings& s, const std::string& name, const std::string& value) { s.cmt = parse_cmt(name, value); },
@@ -182,10 +207,12 @@ std::vector<Field> make_fields() {
         flag("bindall", &S::bind_all, "bind to all local addresses; also MPICH_SCTP_BINDALL (set, any value = on)"),
         text("interface_hostname", &S::interface_hostname,
              "address or host name to bind to; also MPICH_INTERFACE_HOSTNAME"),
-        count("udp_port", &S::udp_port, "port", 0, 65535, "UDP encapsulation port, 0 = pick a free one"),
+        udp_port_field(),
         count("streams", &S::streams, "count", 1, 1024, "SCTP streams per association"),
         policy_field(),
-        bytes("eager_max", &S::eager_max, 0, 64 * MiB, "largest message sent eagerly; larger ones use rendezvous"),
+        bytes("eager_max", &S::eager_max, 0, 64 * MiB,
+              "largest message sent eagerly, larger ones use rendezvous; 0 = CH3's own limit "
+              "(MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, 131072 unless set)"),
         bytes("fragment_size", &S::fragment_size, KiB, 16 * MiB, "largest payload per SCTP message"),
         // Nothing is allocated by a message's announced length (bytes held count against the two bounds
         // below; the rest goes straight into the receiver's buffer), so max_message only rejects absurd

@@ -16,12 +16,13 @@ struct Settings {
     std::string multihome_file;      // key "multihome_file" (also MPICH_SCTP_MULTIHOME_FILE)
     bool bind_all = false;           // key "bindall"        (also MPICH_SCTP_BINDALL, any value = on)
     std::string interface_hostname;  // key "interface_hostname" (also MPICH_INTERFACE_HOSTNAME): an address or a name
-    uint16_t udp_port = 0;           // key "udp_port": 0 = pick a free one (probe, then verify)
+    uint16_t udp_port = 0;           // key "udp_port": 0 = pick a free one (probe, then verify);
+    uint16_t udp_port_last = 0;      //   "A-B": the first free port of A..B (udp_port A, udp_port_last B)
 
     // Streams and messages
     uint16_t streams = 16;                       // key "streams": SCTP streams per association (1..1024)
     StreamPolicy stream_policy = StreamPolicy::single; // key "stream_policy": single|context|context_tag
-    uint32_t eager_max = 65536;                  // key "eager_max": channel eager/rendezvous switch (bytes)
+    uint32_t eager_max = 0;                      // key "eager_max": channel eager/rendezvous switch (bytes); 0 = CH3's own
     uint32_t fragment_size = 262144;             // key "fragment_size": max payload per SCTP message (bytes)
     uint64_t max_message = 64ull << 30;          // key "max_message": largest message accepted from a peer
     // Bounds on what a remote can make this process hold (a breach aborts its association):

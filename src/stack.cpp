@@ -1,10 +1,15 @@
 #include "stack.hpp"
 
+#include "heap_policy.hpp"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <mutex>
+#include <optional>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <usrsctp.h>
@@ -20,9 +25,34 @@ StackInfo g_info;
 
 std::string errno_text(int e) { return std::string(std::strerror(e)); }
 
-// Ask the kernel for a free UDP port on both families: bind to port 0, read it back, then check
-// the IPv6 wildcard is free too (usrsctp binds both). The socket is closed right before
-// usrsctp_init binds the port; the verification below catches the (tiny) race.
+// Whether `port` can be bound on both families (usrsctp binds both): bind, then close at once.
+bool udp_port_free(uint16_t port) {
+    int fd4 = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd4 < 0)
+        throw Error("cannot create a UDP socket to probe port " + std::to_string(port) + ": " + errno_text(errno));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(port);
+    bool free = bind(fd4, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    int fd6 = free ? socket(AF_INET6, SOCK_DGRAM, 0) : -1;
+    if (fd6 >= 0) {
+        int on = 1;
+        setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+        sockaddr_in6 b{};
+        b.sin6_family = AF_INET6;
+        b.sin6_addr = in6addr_any;
+        b.sin6_port = htons(port);
+        free = bind(fd6, reinterpret_cast<sockaddr*>(&b), sizeof b) == 0 || errno == EAFNOSUPPORT;
+        close(fd6);
+    }
+    close(fd4);
+    return free;
+}
+
+// Ask the kernel for a free UDP port (bind to port 0 and read it back), then check that both
+// families can have it (usrsctp binds both). The sockets are closed before usrsctp_init binds
+// the port: start_stack holds PortChoiceLock meanwhile, and verifies the bind afterwards.
 uint16_t probe_free_udp_port() {
     for (int attempt = 0; attempt < 32; ++attempt) {
         int fd4 = socket(AF_INET, SOCK_DGRAM, 0);
@@ -38,24 +68,52 @@ uint16_t probe_free_udp_port() {
             close(fd4);
             throw Error("cannot bind a UDP socket to probe for a free port: " + errno_text(e));
         }
-        uint16_t port = ntohs(a.sin_port);
-        bool v6_free = true;
-        int fd6 = socket(AF_INET6, SOCK_DGRAM, 0);
-        if (fd6 >= 0) {
-            int on = 1;
-            setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
-            sockaddr_in6 b{};
-            b.sin6_family = AF_INET6;
-            b.sin6_addr = in6addr_any;
-            b.sin6_port = htons(port);
-            v6_free = bind(fd6, reinterpret_cast<sockaddr*>(&b), sizeof b) == 0 || errno == EAFNOSUPPORT;
-            close(fd6);
-        }
         close(fd4);
-        if (v6_free)
+        const uint16_t port = ntohs(a.sin_port);
+        if (udp_port_free(port))
             return port;
     }
     throw Error("no UDP port is free on both IPv4 and IPv6 after 32 probes");
+}
+
+// Processes of one user on one host that start together (the ranks of a job) choose their ports
+// in turn: each holds this lock from its probe until usrsctp has bound the port it chose. Without
+// it two of them could choose the same port, a range's first free one or a port the kernel handed
+// out again once the first had closed its probe socket (seen: 1 of about 1000 test-suite jobs of
+// 10 ranks failed MPI_Init so). Without the lock file (no writable /tmp) they race, and the check
+// after usrsctp_init names the loser's port.
+class PortChoiceLock {
+public:
+    PortChoiceLock() {
+        const std::string path = "/tmp/sctpm-udp-ports-" + std::to_string(getuid()) + ".lock";
+        fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) {
+            close(fd_);
+            fd_ = -1;
+        }
+    }
+    ~PortChoiceLock() {
+        if (fd_ >= 0)
+            close(fd_); // releases the lock
+    }
+    PortChoiceLock(const PortChoiceLock&) = delete;
+    PortChoiceLock& operator=(const PortChoiceLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+std::string range_text(const Settings& s) {
+    return std::to_string(s.udp_port) + "-" + std::to_string(s.udp_port_last);
+}
+
+uint16_t first_free_in_range(const Settings& s) {
+    for (uint32_t p = s.udp_port; p <= s.udp_port_last; ++p)
+        if (udp_port_free(static_cast<uint16_t>(p)))
+            return static_cast<uint16_t>(p);
+    throw Error("no free UDP port in " + range_text(s) + " (udp_port / MPIR_CVAR_CH3_SCTP_UDP_PORT): all " +
+                std::to_string(s.udp_port_last - s.udp_port + 1) +
+                " are in use on this host; each process needs one, so widen the range");
 }
 
 // usrsctp does not expose its UDP sockets: find them among our descriptors by their bound port.
@@ -149,7 +207,12 @@ StackInfo start_stack(const Settings& s) {
     std::lock_guard<std::mutex> lock(g_stack_mutex);
     if (g_started)
         return g_info;
-    const uint16_t port = s.udp_port ? s.udp_port : probe_free_udp_port();
+    keep_freed_heap(); // before usrsctp allocates its first mbufs
+    const bool range = s.udp_port_last > s.udp_port;
+    std::optional<PortChoiceLock> choice_lock;
+    if (range || s.udp_port == 0)
+        choice_lock.emplace();
+    const uint16_t port = range ? first_free_in_range(s) : s.udp_port ? s.udp_port : probe_free_udp_port();
     usrsctp_init(port, nullptr, nullptr);
     g_started = true;
     apply_stack_sysctls(s);
@@ -165,11 +228,12 @@ StackInfo start_stack(const Settings& s) {
         have_v4 |= ss.ss_family == AF_INET;
     }
     if (!have_v4)
-        throw Error("usrsctp could not bind UDP port " + std::to_string(port) +
-                    " (in use by another process?" +
-                    std::string(s.udp_port ? " it was set by udp_port / MPIR_CVAR_CH3_SCTP_UDP_PORT" :
-                                             " it was free a moment before") +
+        throw Error("usrsctp could not bind UDP port " + std::to_string(port) + " (in use by another process?" +
+                    std::string(range       ? " it was the first free one of " + range_text(s) + " a moment before"
+                                : s.udp_port ? " it was set by udp_port / MPIR_CVAR_CH3_SCTP_UDP_PORT"
+                                             : " it was free a moment before") +
                     "); choose another port or leave udp_port at 0");
+    choice_lock.reset(); // the port is bound: the next process may probe
     g_info.udp_port = port;
     g_info.udp_buffers_forced = enlarge_udp_buffers(fds, n, s.udp_buffer);
     if (!set_dont_fragment(fds, n))

@@ -11,15 +11,16 @@ tests_unit_tests_SOURCES = \
 	tests/unit/test_card.cpp \
 	tests/unit/test_abort_cause.cpp \
 	tests/unit/test_usrsctp_checksum.cpp \
-	tests/unit/test_channel_cvars.cpp
+	tests/unit/test_channel_cvars.cpp \
+	tests/unit/test_heap_policy.cpp
 tests_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -DCHANNEL_CVARS_FILE='"$(abs_top_srcdir)/ch3_sctp/src/ch3_cvars.c"'
 tests_unit_tests_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/unit_tests
 
 check_PROGRAMS += tests/transport_tests
 tests_transport_tests_SOURCES = tests/integration/transport_pair.cpp tests/integration/held_bounds.cpp \
-	tests/integration/progress_capi.cpp tests/integration/pair_harness.hpp tests/integration/raw_peer.hpp \
-	tests/wait_pair.hpp
+	tests/integration/progress_capi.cpp tests/integration/udp_port_range.cpp tests/integration/pair_harness.hpp \
+	tests/integration/raw_peer.hpp tests/wait_pair.hpp
 tests_transport_tests_LDADD = src/libsctpmpi.la -lgtest -lgtest_main
 TESTS += tests/transport_tests
 endif
@@ -30,6 +31,9 @@ FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I$(top_srcdi
 fuzz/frame_fuzz: $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame.cpp $(top_srcdir)/src/frame.hpp
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame.cpp
-fuzz: fuzz/frame_fuzz
+fuzz/card_fuzz: $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cpp $(top_srcdir)/src/card.hpp
+	@mkdir -p fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cpp
+fuzz: fuzz/frame_fuzz fuzz/card_fuzz
 .PHONY: fuzz
-EXTRA_DIST += tests/fuzz/frame_fuzz.cpp
+EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp

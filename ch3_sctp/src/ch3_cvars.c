@@ -50,7 +50,7 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        UDP encapsulation port, 0 = pick a free one (port, 0..65535). Unset: 0.
+        UDP encapsulation port: N, or a range A-B whose first free port each process takes (what a firewall must open), 0 = any free port (port or range, 0..65535). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_STREAMS
       category    : CH3_SCTP
@@ -80,7 +80,8 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        largest message sent eagerly; larger ones use rendezvous (bytes, 0..64M; K/M/G suffixes). Unset: 65536.
+        largest message sent eagerly, larger ones use rendezvous; 0 = CH3's own limit
+        (MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, 131072 unless set) (bytes, 0..64M; K/M/G suffixes). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_FRAGMENT_SIZE
       category    : CH3_SCTP

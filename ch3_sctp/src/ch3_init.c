@@ -6,6 +6,17 @@ sctpm_transport *MPIDI_CH3I_sctp = NULL;
 
 void MPIDI_CH3I_On_block(void *ctx, int entering);
 
+/* eager_max (MPIR_CVAR_CH3_SCTP_EAGER_MAX), the limit every VC is given; 0 leaves CH3's own
+ * (MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, which MPIDI_VC_Init set). */
+static intptr_t eager_max;
+
+static void read_eager_max(const sctpm_config * cfg)
+{
+    char value[32];
+    if (sctpm_config_get(cfg, "eager_max", value, sizeof(value)) == 0)
+        eager_max = (intptr_t) strtoll(value, NULL, 10);
+}
+
 static sctpm_callbacks callbacks = {
     NULL, MPIDI_CH3I_On_message, MPIDI_CH3I_On_dest, MPIDI_CH3I_On_placed, MPIDI_CH3I_On_sent,
     MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block
@@ -25,6 +36,7 @@ static int open_transport(const char *hello)
         cfg = NULL;
     }
     if (cfg) {
+        read_eager_max(cfg);
         MPIDI_CH3I_sctp = sctpm_open(cfg, NULL, hello, strlen(hello), &callbacks, err, sizeof(err));
         sctpm_config_free(cfg);
     }
@@ -47,6 +59,9 @@ int MPIDI_CH3_Init(int has_parent, MPIDI_PG_t * pg_p, int pg_rank)
     mpi_errno = open_transport(hello);
     if (mpi_errno)
         return mpi_errno;
+    if (eager_max)      /* this group's VCs were made before the setting was read */
+        for (int i = 0; i < pg_p->size; i++)
+            pg_p->vct[i].eager_max_msg_sz = eager_max;
     mpi_errno = MPIDI_CH3I_Progress_init();
     if (mpi_errno)
         return mpi_errno;
@@ -100,6 +115,8 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
     vc->ch.port_name_tag = -1;
     vc->ch.awaiting = NULL;
     vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;
+    if (eager_max)
+        vc->eager_max_msg_sz = eager_max;
     if (MPIDI_CH3I_ext.vc_init)
         MPIDI_CH3I_ext.vc_init(vc);
     return MPI_SUCCESS;

@@ -101,3 +101,9 @@ TEST(Card, ErrorsNameTheCardAndTheField) {
     for (const Case& c : cases)
         EXPECT_EQ(card_error(c.text), "card '" + c.text + "': " + c.expected) << c.text;
 }
+
+TEST(Card, NulByteIsRejectedAndShownEscaped) {
+    // inet_pton would stop at the NUL and accept the address before it (found by card_fuzz).
+    const std::string text("sctpm1;udp=1;sctp=2;addr=10.0.0.1\0junk", 38);
+    EXPECT_EQ(card_error(text), "card 'sctpm1;udp=1;sctp=2;addr=10.0.0.1\\x00junk': NUL byte at offset 33");
+}

@@ -108,7 +108,7 @@ TEST(Settings, DefaultsThroughGetSetting) {
     const std::map<std::string, std::string> expected = {
         {"multihome_file", ""},      {"bindall", "false"},         {"interface_hostname", ""},
         {"udp_port", "0"},           {"streams", "16"},            {"stream_policy", "single"},
-        {"eager_max", "65536"},      {"fragment_size", "262144"},  {"max_message", "68719476736"},
+        {"eager_max", "0"},          {"fragment_size", "262144"},  {"max_message", "68719476736"},
         {"pre_hello_bytes", "0"},    {"reorder_bytes", "67108864"},
         {"head_bytes", "4096"},      {"cmt", "off"},               {"pf_threshold", "0"},
         {"rto_min_ms", "100"},       {"rto_max_ms", "300"},        {"rto_initial_ms", "300"},
@@ -240,7 +240,7 @@ TEST(Settings, BadIntegerTextTable) {
         // 2^64 + 5 wraps to 5, which would be in range.
         {"streams", "18446744073709551621", "'18446744073709551621' is out of range (1..1024)"},
         {"udp_port", "65536", "udp_port: '65536' is out of range (0..65535)"},
-        {"udp_port", "-0", "udp_port: '-0' is not a decimal integer; allowed: 0..65535"},
+        {"udp_port", "-0", "udp_port: '' is not a decimal integer; allowed: 1..65535"},
         {"pf_threshold", "70000", "pf_threshold: '70000' is out of range (0..65535)"},
         {"rto_min_ms", "0", "rto_min_ms: '0' is out of range (1..600000)"},
         {"rto_max_ms", "600001", "rto_max_ms: '600001' is out of range (1..600000)"},
@@ -265,6 +265,39 @@ TEST(Settings, BadIntegerTextTable) {
         Settings s;
         std::string msg = error_of([&] { sctpm::set_setting(s, c.key, c.value); });
         EXPECT_NE(msg.find(c.expected), std::string::npos) << c.key << "='" << c.value << "' gave: " << msg;
+    }
+}
+
+TEST(Settings, UdpPortIsOnePortOrARange) {
+    Settings s;
+    sctpm::set_setting(s, "udp_port", "40000-40100");
+    EXPECT_EQ(s.udp_port, 40000);
+    EXPECT_EQ(s.udp_port_last, 40100);
+    EXPECT_EQ(sctpm::get_setting(s, "udp_port"), "40000-40100");
+    sctpm::set_setting(s, "udp_port", "9899");
+    EXPECT_EQ(s.udp_port, 9899);
+    EXPECT_EQ(s.udp_port_last, 9899); // a single port is not a range
+    EXPECT_EQ(sctpm::get_setting(s, "udp_port"), "9899");
+    sctpm::set_setting(s, "udp_port", "7-7");
+    EXPECT_EQ(sctpm::get_setting(s, "udp_port"), "7");
+    sctpm::set_setting(s, "udp_port", "0");
+    EXPECT_EQ(s.udp_port_last, 0);
+    EXPECT_NE(description("udp_port").find("range A-B"), std::string::npos);
+}
+
+TEST(Settings, BadUdpPortRanges) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"5-3", "udp_port: '5-3' is an empty range (A-B needs A <= B)"},
+        {"0-5", "udp_port: '0' is out of range (1..65535)"},
+        {"1-65536", "udp_port: '65536' is out of range (1..65535)"},
+        {"40000-", "udp_port: '' is not a decimal integer; allowed: 1..65535"},
+        {"-40000", "udp_port: '' is not a decimal integer; allowed: 1..65535"},
+        {"1-2-3", "udp_port: '2-3' is not a decimal integer; allowed: 1..65535"},
+        {"a-b", "udp_port: 'a' is not a decimal integer; allowed: 1..65535"},
+    };
+    for (const auto& [value, expected] : cases) {
+        Settings s;
+        EXPECT_EQ(error_of([&] { sctpm::set_setting(s, "udp_port", value); }), expected) << value;
     }
 }
 

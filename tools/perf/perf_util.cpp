@@ -106,7 +106,7 @@ void print_table(const std::vector<Result>& rs, const std::vector<std::string>& 
                 return r.value;
         return -1.0;
     };
-    for (const char* test : {"latency", "bandwidth"}) {
+    for (const char* test : {"latency", "bandwidth", "bidirectional"}) {
         std::vector<size_t> sizes;
         for (const auto& r : rs)
             if (r.test == test && std::find(sizes.begin(), sizes.end(), r.bytes) == sizes.end())

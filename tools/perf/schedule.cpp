@@ -2,8 +2,69 @@
 #include "channel.hpp"
 
 #include <algorithm>
+#include <thread>
 
 namespace perf {
+
+namespace {
+
+// One untimed warm-up round, then `rounds` timed ones; returns the seconds those took.
+template <class Round> double timed_rounds(int rounds, Round round) {
+    round();
+    const double t0 = now_s();
+    for (int i = 0; i < rounds; ++i)
+        round();
+    return now_s() - t0;
+}
+
+// One round of the bidirectional test: `window` messages each way. The last one received is
+// checked before flush(): the peer's next messages may arrive (and overwrite it) once this side
+// progresses again.
+void exchange_window(Channel& ch, const char* data, size_t size, int window, uint32_t seed, const std::string& what) {
+    auto send_all = [&] {
+        for (int w = 0; w < window; ++w)
+            ch.send(data, size);
+    };
+    if (ch.sends_queue()) {
+        send_all();
+        for (int w = 0; w < window; ++w)
+            ch.recv(size);
+    } else {
+        std::thread sender(send_all);
+        for (int w = 0; w < window; ++w)
+            ch.recv(size);
+        sender.join();
+    }
+    check_pattern(ch.received(), size, seed, what);
+    ch.flush();
+}
+
+void run_bidirectional(Channel& ch, bool client, const Schedule& s, const std::string& name, std::vector<Result>* out,
+                       std::vector<char>& buf) {
+    // The server starts once it has checked the bandwidth test's last message (the client's next
+    // message would overwrite it); by then it knows its peer from that test.
+    if (client) {
+        ch.recv(4);
+    } else {
+        ch.send(buf.data(), 4);
+        ch.flush();
+    }
+    for (size_t size : s.bandwidth_sizes) {
+        const uint32_t seed = pattern_seed(name, "bidirectional", size);
+        fill_pattern(buf.data(), std::max<size_t>(size, 4), seed);
+        const int iters = s.bandwidth_iters(size);
+        const double seconds = timed_rounds(
+            iters, [&] { exchange_window(ch, buf.data(), size, s.window, seed, name + " bidirectional message"); });
+        // Both have checked this size before either sends the next (and refills its buffer).
+        ch.send(buf.data(), 4);
+        ch.recv(4);
+        ch.flush();
+        if (client)
+            out->push_back({name, "bidirectional", size, 2.0 * double(size) * s.window * iters / seconds / 1e6});
+    }
+}
+
+} // namespace
 
 void run_schedule(Channel& ch, bool client, const Schedule& s, const std::string& name, std::vector<Result>* out) {
     size_t largest = 4;
@@ -36,11 +97,8 @@ void run_schedule(Channel& ch, bool client, const Schedule& s, const std::string
     for (size_t size : s.bandwidth_sizes) {
         const uint32_t seed = pattern_seed(name, "bandwidth", size);
         fill_pattern(buf.data(), std::max<size_t>(size, 4), seed);
-        const int iters = s.bandwidth_iters(size), warm = 1;
-        double t0 = 0;
-        for (int i = 0; i < iters + warm; ++i) {
-            if (i == warm)
-                t0 = now_s();
+        const int iters = s.bandwidth_iters(size);
+        const double seconds = timed_rounds(iters, [&] {
             if (client) {
                 for (int w = 0; w < s.window; ++w)
                     ch.send(buf.data(), size);
@@ -51,15 +109,17 @@ void run_schedule(Channel& ch, bool client, const Schedule& s, const std::string
                 ch.send(buf.data(), 4);
                 ch.flush();
             }
-        }
+        });
         ch.flush();
         if (client) {
-            out->push_back({name, "bandwidth", size, double(size) * s.window * iters / (now_s() - t0) / 1e6});
+            out->push_back({name, "bandwidth", size, double(size) * s.window * iters / seconds / 1e6});
             check_pattern(ch.received(), 4, seed, name + " bandwidth acknowledgement");
         } else {
             check_pattern(ch.received(), size, seed, name + " bandwidth message");
         }
     }
+    if (s.bidirectional)
+        run_bidirectional(ch, client, s, name, out, buf);
 }
 
 } // namespace perf

@@ -10,9 +10,10 @@ namespace perf {
 struct SctpChannel::Callbacks {
     static size_t on_message(void* ctx, sctpm_peer, uint64_t total, const void* head, size_t head_len, void** msg) {
         auto* s = static_cast<SctpChannel*>(ctx);
-        if (total > s->sink_.size())
+        s->sink_ = s->sinks_[s->done_ % 2].data();
+        if (total > s->sinks_[0].size())
             die("sctp: message of " + std::to_string(total) + " bytes is larger than the sink");
-        std::memcpy(s->sink_.data(), head, head_len); // kept for the data check
+        std::memcpy(s->sink_, head, head_len); // kept for the data check
         s->at_ = head_len;
         if (head_len == total) {
             ++s->done_;
@@ -24,8 +25,8 @@ struct SctpChannel::Callbacks {
     }
     static int on_dest(void* ctx, void*, iovec* iov, int) {
         auto* s = static_cast<SctpChannel*>(ctx);
-        iov[0].iov_base = s->sink_.data() + s->at_;
-        iov[0].iov_len = s->sink_.size() - s->at_;
+        iov[0].iov_base = s->sink_ + s->at_;
+        iov[0].iov_len = s->sinks_[0].size() - s->at_;
         return 1;
     }
     static void on_placed(void* ctx, void*, size_t filled, int last) {
@@ -51,7 +52,7 @@ struct SctpChannel::Callbacks {
     }
 };
 
-SctpChannel::SctpChannel(const SctpOptions& o) : sink_(4u << 20) {
+SctpChannel::SctpChannel(const SctpOptions& o) : sinks_{std::vector<char>(4u << 20), std::vector<char>(4u << 20)} {
     char err[SCTPM_ERRLEN];
     sctpm_config* cfg = sctpm_config_from_env(err, sizeof err);
     if (!cfg)

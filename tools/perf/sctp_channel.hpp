@@ -29,7 +29,9 @@ public:
     void send(const char* data, size_t len) override;
     void recv(size_t len) override;
     void flush() override;
-    const char* received() const override { return sink_.data(); }
+    // The last message recv() waited for: number expected_ (1-based), so index expected_ - 1.
+    const char* received() const override { return sinks_[(expected_ - 1) % 2].data(); }
+    bool sends_queue() const override { return true; }
 
     // Transport callbacks (C ABI), on this object.
     struct Callbacks;
@@ -38,7 +40,11 @@ private:
     void progress(); // one blocking sctpm_progress; dies on a transport error
     sctpm_transport* t_ = nullptr;
     sctpm_peer peer_ = -1;
-    std::vector<char> sink_;
+    // Message k (0-based, in arrival order) goes to sinks_[k % 2]: one progress call may deliver
+    // the message recv() waited for and the next one, which must not overwrite it before
+    // received() is read.
+    std::vector<char> sinks_[2];
+    char* sink_ = nullptr; // the current message's sink
     size_t at_ = 0;       // where the current message's next bytes go in sink_
     size_t done_ = 0;     // messages fully received
     size_t expected_ = 0; // messages recv() waited for

@@ -2,8 +2,10 @@
 // transport core between two processes, with kernel TCP measured the same way in the same run.
 // The channels and the measurement loop are in tools/perf/ (shared with iwarp-perf).
 //
-//   sctp-perf [--quick] [--json] [--only sctp|tcp] [--addr A[,B...]] [--set key=value ...]
+//   sctp-perf [--quick] [--bidir] [--json] [--only sctp|tcp] [--addr A[,B...]] [--set key=value ...]
 //       runs both sides (the server is a forked child) and prints a table with SCTP/TCP ratios.
+//       --bidir adds the bidirectional test (both sides stream at once; MB/s of both directions);
+//       give it to both sides when they run apart (--server, --client).
 //   sctp-perf --server [...]          prints one line "CARD <sctp card> TCP <addr>:<port>" and serves.
 //   sctp-perf --client "<that line>"  runs the client side against it.
 //   sctp-perf --list-settings         prints the transport's settings with descriptions.
@@ -25,25 +27,26 @@ using namespace perf;
 namespace {
 
 struct Options {
-    bool quick = false, json = false, server = false;
+    bool quick = false, bidir = false, json = false, server = false;
     std::string client_line, only;
     SctpOptions sctp;
 };
 
 // ---- the schedule both sides follow ----------------------------------------------------------
-Schedule schedule(bool quick) {
+Schedule schedule(bool quick, bool bidir) {
     Schedule s;
-    for (size_t v = 1; v <= 65536; v *= 2)
+    for (size_t v = 1; v <= (4u << 20); v *= 2) // past 64 KiB: messages beyond one initial window
         s.latency_sizes.push_back(v);
     for (size_t v = 1024; v <= (4u << 20); v *= 4)
         s.bandwidth_sizes.push_back(v);
-    s.latency_iters = [quick](size_t size) { return (quick ? 200 : 1000) / (size >= 16384 ? 4 : 1); };
+    s.latency_iters = [quick](size_t size) { return (quick ? 200 : 1000) / (size >= (1u << 20) ? 20 : size >= 16384 ? 4 : 1); };
     s.bandwidth_iters = [quick](size_t size) {
         const double budget = quick ? 16e6 : 64e6; // bytes per size: enough to get past warm-up effects
         int it = static_cast<int>(budget / (64.0 * size));
         return std::max(quick ? 1 : 2, std::min(it, 50));
     };
     s.window = 64;
+    s.bidirectional = bidir;
     return s;
 }
 
@@ -57,10 +60,10 @@ void serve(const Options& o, FILE* line_out) {
     std::fflush(line_out);
     std::vector<Result> none;
     if (o.only != "tcp")
-        run_schedule(sctp, false, schedule(o.quick), "sctp", &none);
+        run_schedule(sctp, false, schedule(o.quick, o.bidir), "sctp", &none);
     if (lfd >= 0) {
         TcpChannel ch(accept(lfd, nullptr, nullptr));
-        run_schedule(ch, false, schedule(o.quick), "tcp", &none);
+        run_schedule(ch, false, schedule(o.quick, o.bidir), "tcp", &none);
         close(lfd);
     }
 }
@@ -76,10 +79,10 @@ std::vector<Result> run_client(const Options& o, const std::string& line) {
     SctpChannel sctp(o.sctp);
     sctp.connect(card);
     if (o.only != "tcp")
-        run_schedule(sctp, true, schedule(o.quick), "sctp", &results);
+        run_schedule(sctp, true, schedule(o.quick, o.bidir), "sctp", &results);
     if (o.only != "sctp") {
         TcpChannel ch(tcp_connect(tcp_addr, tcp_port));
-        run_schedule(ch, true, schedule(o.quick), "tcp", &results);
+        run_schedule(ch, true, schedule(o.quick, o.bidir), "tcp", &results);
     }
     return results;
 }
@@ -102,6 +105,7 @@ Options parse(int argc, char** argv) {
         };
         if (a == "--quick") o.quick = true;
         else if (a == "--json") o.json = true;
+        else if (a == "--bidir") o.bidir = true;
         else if (a == "--server") o.server = true;
         else if (a == "--client") o.client_line = next();
         else if (a == "--only") o.only = next();
