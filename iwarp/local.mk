@@ -7,19 +7,22 @@ iwarp_libiwarp_la_SOURCES = \
 	iwarp/validate.hpp iwarp/validate.cpp
 
 if HAVE_GTEST
+# One process, no network: wire formats, checks, memory, session rules, and the engine of two QPs
+# joined by an in-memory LLP (tests/iwarp/unit/).
 check_PROGRAMS += tests/iwarp_unit_tests
 tests_iwarp_unit_tests_SOURCES = \
-	tests/iwarp/test_wire.cpp \
-	tests/iwarp/test_memory.cpp \
-	tests/iwarp/test_validate.cpp \
-	tests/iwarp/test_session.cpp \
-	tests/iwarp/mem_llp.hpp tests/iwarp/test_qp_loopback.cpp
+	tests/iwarp/unit/test_wire.cpp \
+	tests/iwarp/unit/test_memory.cpp \
+	tests/iwarp/unit/test_validate.cpp \
+	tests/iwarp/unit/test_session.cpp \
+	tests/iwarp/unit/mem_llp.hpp tests/iwarp/unit/test_qp_loopback.cpp
 tests_iwarp_unit_tests_LDADD = iwarp/libiwarp.la src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/iwarp_unit_tests
 
-# Two processes, two usrsctp stacks on loopback, the C verbs API end to end.
+# Two processes, two usrsctp stacks on loopback, the C verbs API end to end (tests/iwarp/pair/).
 check_PROGRAMS += tests/iwarp_pair_tests
-tests_iwarp_pair_tests_SOURCES = tests/wait_pair.hpp tests/iwarp/pair_harness.hpp tests/iwarp/iwarp_pair.cpp tests/iwarp/iwarp_threads.cpp
+tests_iwarp_pair_tests_SOURCES = tests/wait_pair.hpp tests/iwarp/pair/pair_harness.hpp \
+	tests/iwarp/pair/iwarp_pair.cpp tests/iwarp/pair/iwarp_threads.cpp
 tests_iwarp_pair_tests_LDADD = iwarp/libiwarp.la src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/iwarp_pair_tests
 endif

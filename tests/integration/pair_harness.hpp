@@ -1,6 +1,7 @@
 // Two-process test harness: usrsctp can be initialised once per process, so every test forks two
 // fresh children (a and b) that each open a transport, swap business cards through pipes and run
-// their role. The parent fails the test on a non-zero exit, a crash, or a hang (timeout).
+// their role. The parent fails the test on a non-zero exit, a crash, or a hang (timeout). Forking,
+// waiting and CHILD_CHECK: ../wait_pair.hpp.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -20,16 +21,6 @@
 #include "../wait_pair.hpp"
 
 namespace pair_test {
-
-#define CHILD_CHECK(cond, ...)                                                                     \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            std::fprintf(stderr, "[pid %d] %s:%d: check failed: %s: ", getpid(), __FILE__, __LINE__, #cond); \
-            std::fprintf(stderr, __VA_ARGS__);                                                     \
-            std::fprintf(stderr, "\n");                                                            \
-            std::_Exit(1);                                                                         \
-        }                                                                                          \
-    } while (0)
 
 // A message whose bytes are a function of (id, size): the receiver can verify every byte.
 inline std::string make_message(uint32_t id, size_t size) {
@@ -213,45 +204,11 @@ inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool
     std::_Exit(0);
 }
 
-struct Outcome {
-    int status_a = -1, status_b = -1;
-    bool timed_out = false;
-    std::string describe() const {
-        auto d = [](int st) {
-            if (WIFEXITED(st))
-                return "exit " + std::to_string(WEXITSTATUS(st));
-            if (WIFSIGNALED(st))
-                return "signal " + std::to_string(WTERMSIG(st));
-            return std::string("?");
-        };
-        return "a: " + d(status_a) + ", b: " + d(status_b) + (timed_out ? " (killed after timeout: hang)" : "");
-    }
-    bool ok() const {
-        return !timed_out && WIFEXITED(status_a) && WEXITSTATUS(status_a) == 0 && WIFEXITED(status_b) &&
-               WEXITSTATUS(status_b) == 0;
-    }
-};
-
 // b learns a's card only through a's hello unless b_knows_a.
-inline Outcome run_pair(const Role& a, const Role& b, const Setup& setup = {}, int timeout_s = 120,
-                        bool b_knows_a = true) {
-    int ab[2], ba[2];
-    if (pipe(ab) != 0 || pipe(ba) != 0)
-        return {};
-    std::fflush(nullptr);
-    pid_t pa = fork();
-    if (pa == 0)
-        run_child(a, setup, ab[1], ba[0], true);
-    pid_t pb = fork();
-    if (pb == 0)
-        run_child(b, setup, ba[1], ab[0], b_knows_a);
-    close(ab[0]); close(ab[1]); close(ba[0]); close(ba[1]);
-    const PairExit w = wait_pair(pa, pb, timeout_s);
-    Outcome o;
-    o.status_a = w.a;
-    o.status_b = w.b;
-    o.timed_out = w.timed_out;
-    return o;
+inline PairExit run_pair(const Role& a, const Role& b, const Setup& setup = {}, int timeout_s = 120,
+                         bool b_knows_a = true) {
+    return fork_pair([&](int rd, int wr) { run_child(a, setup, wr, rd, true); },
+                     [&](int rd, int wr) { run_child(b, setup, wr, rd, b_knows_a); }, timeout_s);
 }
 
 } // namespace pair_test

@@ -140,7 +140,7 @@ TEST(TransportPair, PeerDeathFailsSendsWithoutHanging) {
             kill(getpid(), SIGKILL); // die without closing anything
         });
     // b is killed by design; a must succeed.
-    EXPECT_TRUE(WIFEXITED(o.status_a) && WEXITSTATUS(o.status_a) == 0 && !o.timed_out) << o.describe();
+    EXPECT_TRUE(WIFEXITED(o.a) && WEXITSTATUS(o.a) == 0 && !o.timed_out) << o.describe();
 }
 
 TEST(TransportPair, UnreachablePeerReportsCantStart) {
@@ -507,7 +507,7 @@ TEST(TransportLinks, PeerDeathFailsEveryLinkedPeer) {
             s.progress_until([] { return false; }, 0.3);
             kill(getpid(), SIGKILL); // die without closing anything
         });
-    EXPECT_TRUE(WIFEXITED(o.status_a) && WEXITSTATUS(o.status_a) == 0 && !o.timed_out) << o.describe();
+    EXPECT_TRUE(WIFEXITED(o.a) && WEXITSTATUS(o.a) == 0 && !o.timed_out) << o.describe();
 }
 
 // Both sides open a second link at once: both number it 1, and the direction bit keeps them apart.

@@ -1,12 +1,13 @@
 // The harness of the two-process iWARP tests: each test forks two children (usrsctp can be
 // started once per process) that exchange ports, addresses and STags through pipes, each with
 // one device, PD, CQ, QP and registered buffer. A child that fails prints why and exits non-zero;
-// the parent kills both after a timeout, and each child also has an alarm.
+// the parent kills both after a timeout, and each child also has an alarm. Forking, waiting and
+// CHILD_CHECK: ../../wait_pair.hpp.
 #pragma once
 #include <gtest/gtest.h>
 
 #include "iwarp_verbs.h"
-#include "../wait_pair.hpp"
+#include "../../wait_pair.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -20,16 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
-
-#define CHECK(cond, ...)                                                                                  \
-    do {                                                                                                  \
-        if (!(cond)) {                                                                                    \
-            std::fprintf(stderr, "[pid %d] %s:%d: check failed: %s: ", getpid(), __FILE__, __LINE__, #cond); \
-            std::fprintf(stderr, __VA_ARGS__);                                                            \
-            std::fprintf(stderr, "\n");                                                                   \
-            std::_Exit(1);                                                                                \
-        }                                                                                                 \
-    } while (0)
 
 namespace iwtest {
 
@@ -57,7 +48,7 @@ struct Link {
     int rd = -1, wr = -1;
     template <class T>
     void put(const T& v) const {
-        CHECK(write(wr, &v, sizeof v) == ssize_t(sizeof v), "pipe write");
+        CHILD_CHECK(write(wr, &v, sizeof v) == ssize_t(sizeof v), "pipe write");
     }
     template <class T>
     T get() const {
@@ -65,7 +56,7 @@ struct Link {
         size_t got = 0;
         while (got < sizeof v) {
             ssize_t n = read(rd, reinterpret_cast<char*>(&v) + got, sizeof v - got);
-            CHECK(n > 0, "pipe read: the other side is gone");
+            CHILD_CHECK(n > 0, "pipe read: the other side is gone");
             got += size_t(n);
         }
         return v;
@@ -102,50 +93,50 @@ struct Side {
         attr.path_mtu = path_mtu;
         char err[256];
         dev = iwv_open_device(&attr, err, sizeof err);
-        CHECK(dev, "%s", err);
+        CHILD_CHECK(dev, "%s", err);
         pd = iwv_alloc_pd(dev);
         cq = iwv_create_cq(dev, 4096);
-        CHECK(pd && cq, "%s", iwv_last_error(dev));
+        CHILD_CHECK(pd && cq, "%s", iwv_last_error(dev));
         iwv_qp_init_attr qa{};
         qa.send_cq = cq;
         qa.recv_cq = cq;
         qa.cap = {1024, 1024, 4, 4, 0};
         qp = iwv_create_qp(pd, &qa);
-        CHECK(qp, "%s", iwv_last_error(dev));
-        CHECK(iwv_modify_qp(qp, IWV_QPS_INIT) == 0, "%s", iwv_last_error(dev));
+        CHILD_CHECK(qp, "%s", iwv_last_error(dev));
+        CHILD_CHECK(iwv_modify_qp(qp, IWV_QPS_INIT) == 0, "%s", iwv_last_error(dev));
         const int all = IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ;
         mr = iwv_reg_mr(pd, buf.data(), buf.size(), all);
         extra_mr = iwv_reg_mr(pd, extra.data(), extra.size(), all);
-        CHECK(mr && extra_mr, "%s", iwv_last_error(dev));
+        CHILD_CHECK(mr && extra_mr, "%s", iwv_last_error(dev));
     }
     iwv_sge sge(size_t off, size_t len) { return iwv_sge{uint64_t(uintptr_t(buf.data() + off)), uint32_t(len), mr->lkey}; }
     iwv_event event(iwv_event_type want) {
         iwv_event ev;
-        CHECK(iwv_get_event(dev, &ev, kWaitMs) == 1, "no event %d within %d ms", int(want), kWaitMs);
-        CHECK(ev.type == want, "event %d (%s) instead of %d", int(ev.type), ev.detail, int(want));
+        CHILD_CHECK(iwv_get_event(dev, &ev, kWaitMs) == 1, "no event %d within %d ms", int(want), kWaitMs);
+        CHILD_CHECK(ev.type == want, "event %d (%s) instead of %d", int(ev.type), ev.detail, int(want));
         return ev;
     }
     iwv_wc wc() {
         iwv_wc w;
         for (;;) {
             int n = iwv_poll_cq(cq, 1, &w);
-            CHECK(n >= 0, "CQ overflow");
+            CHILD_CHECK(n >= 0, "CQ overflow");
             if (n == 1) return w;
-            CHECK(iwv_cq_wait(cq, kWaitMs) == 1, "no completion within %d ms", kWaitMs);
+            CHILD_CHECK(iwv_cq_wait(cq, kWaitMs) == 1, "no completion within %d ms", kWaitMs);
         }
     }
     iwv_wc wc_ok(uint64_t wr_id, iwv_wc_opcode op) {
         iwv_wc w = wc();
-        CHECK(w.status == IWV_WC_SUCCESS, "wr %llu: status %d vendor 0x%x", (unsigned long long)w.wr_id, int(w.status),
-              w.vendor_err);
-        CHECK(w.wr_id == wr_id && w.opcode == op, "got wr %llu op %d, wanted wr %llu op %d", (unsigned long long)w.wr_id,
-              int(w.opcode), (unsigned long long)wr_id, int(op));
+        CHILD_CHECK(w.status == IWV_WC_SUCCESS, "wr %llu: status %d vendor 0x%x", (unsigned long long)w.wr_id,
+                    int(w.status), w.vendor_err);
+        CHILD_CHECK(w.wr_id == wr_id && w.opcode == op, "got wr %llu op %d, wanted wr %llu op %d",
+                    (unsigned long long)w.wr_id, int(w.opcode), (unsigned long long)wr_id, int(op));
         return w;
     }
     void post_recv(uint64_t id, std::vector<iwv_sge> sg) {
         iwv_recv_wr wr{id, nullptr, sg.data(), int(sg.size())};
         iwv_recv_wr* bad = nullptr;
-        CHECK(iwv_post_recv(qp, &wr, &bad) == 0, "%s", iwv_last_error(dev));
+        CHILD_CHECK(iwv_post_recv(qp, &wr, &bad) == 0, "%s", iwv_last_error(dev));
     }
     void post(uint64_t id, iwv_wr_opcode op, std::vector<iwv_sge> sg, unsigned flags = IWV_SEND_SIGNALED,
               uint64_t raddr = 0, uint32_t rkey = 0, uint32_t inval = 0) {
@@ -159,7 +150,7 @@ struct Side {
         wr.rdma.rkey = rkey;
         wr.invalidate_rkey = inval;
         iwv_send_wr* bad = nullptr;
-        CHECK(iwv_post_send(qp, &wr, &bad) == 0, "%s", iwv_last_error(dev));
+        CHILD_CHECK(iwv_post_send(qp, &wr, &bad) == 0, "%s", iwv_last_error(dev));
     }
     void close() {
         iwv_disconnect(qp);
@@ -168,7 +159,7 @@ struct Side {
         iwv_dereg_mr(extra_mr);
         iwv_destroy_cq(cq);
         iwv_dealloc_pd(pd);
-        CHECK(iwv_close_device(dev) == 0, "%s", iwv_last_error(dev));
+        CHILD_CHECK(iwv_close_device(dev) == 0, "%s", iwv_last_error(dev));
     }
 };
 
@@ -181,25 +172,26 @@ struct ConnParam {
 inline void connect_active(Side& s, const ConnParam& p = {}) {
     const auto ports = s.link.get<std::pair<uint16_t, uint16_t>>();
     iwv_conn_param cp{p.private_data.data(), uint16_t(p.private_data.size()), p.ird, p.ord};
-    CHECK(iwv_connect(s.qp, "127.0.0.1", ports.first, ports.second, &cp) == 0, "%s", iwv_last_error(s.dev));
+    CHILD_CHECK(iwv_connect(s.qp, "127.0.0.1", ports.first, ports.second, &cp) == 0, "%s", iwv_last_error(s.dev));
     iwv_event ev = s.event(IWV_EVENT_ESTABLISHED);
-    CHECK(std::string(reinterpret_cast<char*>(ev.private_data), ev.private_data_len) == "welcome", "accept data");
+    CHILD_CHECK(std::string(reinterpret_cast<char*>(ev.private_data), ev.private_data_len) == "welcome", "accept data");
     iwv_qp_attr at;
     iwv_query_qp(s.qp, &at);
-    CHECK(at.max_segment >= 516, "segment limit %u below RFC 5043 §9's 516", at.max_segment);
-    CHECK(at.ird == 8 && at.ord == 8, "negotiated IRD/ORD %u/%u", at.ird, at.ord);
+    CHILD_CHECK(at.max_segment >= 516, "segment limit %u below RFC 5043 §9's 516", at.max_segment);
+    CHILD_CHECK(at.ird == 8 && at.ord == 8, "negotiated IRD/ORD %u/%u", at.ird, at.ord);
     if (std::getenv("IWARP_TEST_VERBOSE")) std::fprintf(stderr, "DDP segment limit %u bytes\n", at.max_segment);
 }
 inline void connect_passive(Side& s, const ConnParam& p = {}) {
     s.link.put(std::make_pair(iwv_device_sctp_port(s.dev), iwv_device_udp_port(s.dev)));
     iwv_event ev = s.event(IWV_EVENT_CONNECT_REQUEST);
-    CHECK(std::string(reinterpret_cast<char*>(ev.private_data), ev.private_data_len) == "hello rnic", "initiate data");
-    CHECK(ev.ird == 8 && ev.ord == 8, "initiator IRD/ORD %u/%u", ev.ird, ev.ord);
+    CHILD_CHECK(std::string(reinterpret_cast<char*>(ev.private_data), ev.private_data_len) == "hello rnic",
+                "initiate data");
+    CHILD_CHECK(ev.ird == 8 && ev.ord == 8, "initiator IRD/ORD %u/%u", ev.ird, ev.ord);
     iwv_conn_param cp{"welcome", 7, p.ird, p.ord};
-    CHECK(iwv_accept(ev.request, s.qp, &cp) == 0, "%s", iwv_last_error(s.dev));
+    CHILD_CHECK(iwv_accept(ev.request, s.qp, &cp) == 0, "%s", iwv_last_error(s.dev));
     iwv_qp_attr at;
     iwv_query_qp(s.qp, &at);
-    CHECK(at.state == IWV_QPS_RTS, "state %d after accept", int(at.state));
+    CHILD_CHECK(at.state == IWV_QPS_RTS, "state %d after accept", int(at.state));
 }
 inline void exchange_regions(Side& s) {
     s.link.put(Remote{uint64_t(uintptr_t(s.buf.data())), s.mr->rkey, s.extra_mr->rkey});
@@ -218,23 +210,8 @@ inline void crash_handler(int sig) {
     raise(sig);
 }
 
-struct Outcome {
-    int a = -1, b = -1;
-    bool timed_out = false;
-    bool ok() const { return !timed_out && WIFEXITED(a) && !WEXITSTATUS(a) && WIFEXITED(b) && !WEXITSTATUS(b); }
-    std::string text() const {
-        auto d = [](int st) {
-            return WIFEXITED(st) ? "exit " + std::to_string(WEXITSTATUS(st))
-                                 : WIFSIGNALED(st) ? "signal " + std::to_string(WTERMSIG(st)) : std::string("?");
-        };
-        return "a: " + d(a) + ", b: " + d(b) + (timed_out ? " (killed after the timeout: hang)" : "");
-    }
-};
-
-inline Outcome run_pair(iwv_progress_mode mode, const Role& a, const Role& b, int timeout_s = 120, uint32_t path_mtu = 0) {
-    int ab[2], ba[2];
-    if (pipe(ab) || pipe(ba)) return {};
-    std::fflush(nullptr);
+inline PairExit run_pair(iwv_progress_mode mode, const Role& a, const Role& b, int timeout_s = 120,
+                         uint32_t path_mtu = 0) {
     auto child = [&](const Role& role, int rd, int wr) {
         std::signal(SIGSEGV, crash_handler);
         std::signal(SIGABRT, crash_handler);
@@ -242,19 +219,9 @@ inline Outcome run_pair(iwv_progress_mode mode, const Role& a, const Role& b, in
         s.link = Link{rd, wr};
         s.open(mode, path_mtu);
         role(s);
-        std::_Exit(0);
+        std::_Exit(0); // with s alive: the device may still place data into its buffer
     };
-    pid_t pa = fork();
-    if (pa == 0) child(a, ba[0], ab[1]);
-    pid_t pb = fork();
-    if (pb == 0) child(b, ab[0], ba[1]);
-    for (int fd : {ab[0], ab[1], ba[0], ba[1]}) close(fd);
-    const PairExit w = wait_pair(pa, pb, timeout_s);
-    Outcome o;
-    o.a = w.a;
-    o.b = w.b;
-    o.timed_out = w.timed_out;
-    return o;
+    return fork_pair([&](int rd, int wr) { child(a, rd, wr); }, [&](int rd, int wr) { child(b, rd, wr); }, timeout_s);
 }
 
 } // namespace iwtest

@@ -71,25 +71,25 @@ void run_side(Side& s, bool active) {
         iwv_wc wc[8];
         while (received.load() < kMessages || send_done.load() < kMessages) {
             const int n = iwv_poll_cq(s.cq, 8, wc);
-            CHECK(n >= 0, "CQ overflow");
+            CHILD_CHECK(n >= 0, "CQ overflow");
             if (n == 0) {
                 iwv_cq_wait(s.cq, 5);
                 continue;
             }
             for (int k = 0; k < n; ++k) {
-                CHECK(wc[k].status == IWV_WC_SUCCESS, "wr %llu status %d vendor 0x%x", (unsigned long long)wc[k].wr_id,
-                      int(wc[k].status), wc[k].vendor_err);
+                CHILD_CHECK(wc[k].status == IWV_WC_SUCCESS, "wr %llu status %d vendor 0x%x",
+                            (unsigned long long)wc[k].wr_id, int(wc[k].status), wc[k].vendor_err);
                 const uint32_t i = uint32_t(wc[k].wr_id);
                 if (wc[k].opcode == IWV_WC_SEND) {
                     send_done.fetch_add(1);
                     continue;
                 }
-                CHECK(wc[k].opcode == IWV_WC_RECV, "opcode %d", int(wc[k].opcode));
-                CHECK(wc[k].byte_len == message_size(i), "message %u: %u bytes", i, wc[k].byte_len);
-                CHECK(same(s.buf.data() + kRecvArea + i * kSlot, message_size(i), i), "message %u corrupted", i);
+                CHILD_CHECK(wc[k].opcode == IWV_WC_RECV, "opcode %d", int(wc[k].opcode));
+                CHILD_CHECK(wc[k].byte_len == message_size(i), "message %u: %u bytes", i, wc[k].byte_len);
+                CHILD_CHECK(same(s.buf.data() + kRecvArea + i * kSlot, message_size(i), i), "message %u corrupted", i);
                 if (i % 10 == 0)
-                    CHECK(same(s.buf.data() + kWriteArea + (i / 10) * kWriteSize, kWriteSize, kWriteSeed + i),
-                          "Write before message %u corrupted", i);
+                    CHILD_CHECK(same(s.buf.data() + kWriteArea + (i / 10) * kWriteSize, kWriteSize, kWriteSeed + i),
+                                "Write before message %u corrupted", i);
                 received.fetch_add(1);
             }
         }
@@ -109,7 +109,7 @@ void run_side(Side& s, bool active) {
     stop.store(true);
     progress.join();
     s.link.put('d'); // the peer got everything we sent before either side closes
-    CHECK(s.link.get<char>() == 'd', "peer done");
+    CHILD_CHECK(s.link.get<char>() == 'd', "peer done");
     s.close();
 }
 
@@ -117,7 +117,7 @@ class IwarpThreads : public ::testing::TestWithParam<iwv_progress_mode> {};
 
 TEST_P(IwarpThreads, SeveralThreadsPostAndPollOneDevice) {
     auto o = run_pair(GetParam(), [](Side& s) { run_side(s, true); }, [](Side& s) { run_side(s, false); });
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 // Control-path calls from four threads over two devices of one process: QPs created and
@@ -133,10 +133,10 @@ TEST_P(IwarpThreads, ControlCallsOnTwoDevicesFromFourThreads) {
             attr.bind_address = "127.0.0.1";
             char err[256];
             iwv_device* second = iwv_open_device(&attr, err, sizeof err);
-            CHECK(second, "%s", err);
+            CHILD_CHECK(second, "%s", err);
             iwv_pd* pd2 = iwv_alloc_pd(second);
             iwv_cq* cq2 = iwv_create_cq(second, 64);
-            CHECK(pd2 && cq2, "%s", iwv_last_error(second));
+            CHILD_CHECK(pd2 && cq2, "%s", iwv_last_error(second));
             struct Target {
                 iwv_device* dev;
                 iwv_pd* pd;
@@ -153,22 +153,22 @@ TEST_P(IwarpThreads, ControlCallsOnTwoDevicesFromFourThreads) {
                         qa.recv_cq = d.cq;
                         qa.cap = {16, 16, 1, 1, 0};
                         iwv_qp* qp = iwv_create_qp(d.pd, &qa);
-                        CHECK(qp, "%s", iwv_last_error(d.dev));
+                        CHILD_CHECK(qp, "%s", iwv_last_error(d.dev));
                         iwv_recv_wr wr{1, nullptr, nullptr, 0};
                         iwv_recv_wr* bad = nullptr;
-                        CHECK(iwv_post_recv(qp, &wr, &bad) == EINVAL, "post_recv on a QP in RESET");
-                        CHECK(std::strstr(iwv_last_error(d.dev), "iwv_post_recv") != nullptr, "error text '%s'",
-                              iwv_last_error(d.dev));
-                        CHECK(iwv_destroy_qp(qp) == 0, "%s", iwv_last_error(d.dev));
+                        CHILD_CHECK(iwv_post_recv(qp, &wr, &bad) == EINVAL, "post_recv on a QP in RESET");
+                        CHILD_CHECK(std::strstr(iwv_last_error(d.dev), "iwv_post_recv") != nullptr, "error text '%s'",
+                                    iwv_last_error(d.dev));
+                        CHILD_CHECK(iwv_destroy_qp(qp) == 0, "%s", iwv_last_error(d.dev));
                     }
                 });
             for (auto& th : threads) th.join();
-            CHECK(iwv_destroy_cq(cq2) == 0 && iwv_dealloc_pd(pd2) == 0, "%s", iwv_last_error(second));
-            CHECK(iwv_close_device(second) == 0, "%s", iwv_last_error(second));
+            CHILD_CHECK(iwv_destroy_cq(cq2) == 0 && iwv_dealloc_pd(pd2) == 0, "%s", iwv_last_error(second));
+            CHILD_CHECK(iwv_close_device(second) == 0, "%s", iwv_last_error(second));
             s.close();
         },
         [](Side& s) { s.close(); });
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 } // namespace

@@ -36,7 +36,7 @@ void all_ops_active(Side& s) {
         s.post(id + 2, IWV_WR_SEND, {s.sge(0, size)});
         s.wc_ok(id + 2, IWV_WC_SEND);
         iwv_wc ack = s.wc_ok(id, IWV_WC_RECV);
-        CHECK(ack.byte_len == 8, "ack of %u bytes", ack.byte_len);
+        CHILD_CHECK(ack.byte_len == 8, "ack of %u bytes", ack.byte_len);
         id += 3;
     }
     // Chained WRs with SGLs: two Writes of three and two pieces, then a Send of two pieces.
@@ -50,7 +50,7 @@ void all_ops_active(Side& s) {
     chain[2] = {502, nullptr, sd.data(), 2, IWV_WR_SEND, IWV_SEND_SIGNALED, 0, {0, 0}};
     s.post_recv(600, {s.sge(kBuf - 64, 64)});
     iwv_send_wr* bad = nullptr;
-    CHECK(iwv_post_send(s.qp, chain, &bad) == 0, "%s", iwv_last_error(s.dev));
+    CHILD_CHECK(iwv_post_send(s.qp, chain, &bad) == 0, "%s", iwv_last_error(s.dev));
     s.wc_ok(502, IWV_WC_SEND); // the unsignalled Writes give no completion
     s.wc_ok(600, IWV_WC_RECV);
     // Send with Invalidate of b's second region, then a plain Send and a Send with SE.
@@ -58,10 +58,10 @@ void all_ops_active(Side& s) {
     s.wc_ok(700, IWV_WC_SEND);
     s.post(701, IWV_WR_SEND, {s.sge(0, 10)});
     s.wc_ok(701, IWV_WC_SEND);
-    CHECK(s.link.get<char>() == 'g', "go");
+    CHILD_CHECK(s.link.get<char>() == 'g', "go");
     s.post(702, IWV_WR_SEND, {s.sge(0, 10)}, IWV_SEND_SIGNALED | IWV_SEND_SOLICITED);
     s.wc_ok(702, IWV_WC_SEND);
-    CHECK(s.link.get<char>() == 'd', "done");
+    CHILD_CHECK(s.link.get<char>() == 'd', "done");
     s.close();
 }
 
@@ -88,15 +88,15 @@ void all_ops_passive(Side& s) {
         const size_t size = kSizes[i];
         const uint32_t seed = uint32_t(size) + 1;
         iwv_wc r = s.wc_ok(id, IWV_WC_RECV);
-        CHECK(r.byte_len == size, "Send of %u bytes, wanted %zu", r.byte_len, size);
-        CHECK(same(s.buf.data(), size, seed), "RDMA Write of %zu bytes corrupted", size);
-        CHECK(same(s.buf.data() + kBuf / 2, size, seed), "Send of %zu bytes corrupted", size);
+        CHILD_CHECK(r.byte_len == size, "Send of %u bytes, wanted %zu", r.byte_len, size);
+        CHILD_CHECK(same(s.buf.data(), size, seed), "RDMA Write of %zu bytes corrupted", size);
+        CHILD_CHECK(same(s.buf.data() + kBuf / 2, size, seed), "Send of %zu bytes corrupted", size);
         // RDMA Read the same size from a's second half.
         std::memset(s.buf.data(), 0, size + 1);
         s.post(id + 1, IWV_WR_RDMA_READ, {s.sge(0, size)}, IWV_SEND_SIGNALED, s.peer.addr + kBuf / 2, s.peer.rkey);
         iwv_wc rd = s.wc_ok(id + 1, IWV_WC_RDMA_READ);
-        CHECK(rd.byte_len == size, "Read of %u bytes", rd.byte_len);
-        CHECK(same(s.buf.data(), size, seed + 7), "RDMA Read of %zu bytes corrupted", size);
+        CHILD_CHECK(rd.byte_len == size, "Read of %u bytes", rd.byte_len);
+        CHILD_CHECK(same(s.buf.data(), size, seed + 7), "RDMA Read of %zu bytes corrupted", size);
         if (i + 1 < n) {
             std::memset(s.buf.data(), 0, kSizes[i + 1] + 1);
             s.post_recv(id + 3, {s.sge(kBuf / 2, kBuf / 2)});
@@ -109,7 +109,7 @@ void all_ops_passive(Side& s) {
     }
     // Chained WRs: check where every piece landed.
     iwv_wc r = s.wc_ok(502, IWV_WC_RECV);
-    CHECK(r.byte_len == 55000, "chained Send of %u bytes", r.byte_len);
+    CHILD_CHECK(r.byte_len == 55000, "chained Send of %u bytes", r.byte_len);
     std::vector<uint8_t> src(300000);
     fill(src.data(), src.size(), 99);
     std::vector<uint8_t> w1, w2, sd;
@@ -120,30 +120,31 @@ void all_ops_passive(Side& s) {
     w2.insert(w2.end(), src.begin() + 1000, src.begin() + 5000);
     sd.insert(sd.end(), src.begin() + 75000, src.begin() + 100000);
     sd.insert(sd.end(), src.begin() + 270000, src.begin() + 300000);
-    CHECK(std::memcmp(s.buf.data() + 1000000, w1.data(), w1.size()) == 0, "first chained Write");
-    CHECK(std::memcmp(s.buf.data() + 2000000, w2.data(), w2.size()) == 0, "second chained Write");
-    CHECK(std::memcmp(s.buf.data() + kBuf / 2, sd.data(), 20000) == 0, "chained Send, first SGE");
-    CHECK(std::memcmp(s.buf.data() + kBuf / 2 + 100000, sd.data() + 20000, 35000) == 0, "chained Send, second SGE");
+    CHILD_CHECK(std::memcmp(s.buf.data() + 1000000, w1.data(), w1.size()) == 0, "first chained Write");
+    CHILD_CHECK(std::memcmp(s.buf.data() + 2000000, w2.data(), w2.size()) == 0, "second chained Write");
+    CHILD_CHECK(std::memcmp(s.buf.data() + kBuf / 2, sd.data(), 20000) == 0, "chained Send, first SGE");
+    CHILD_CHECK(std::memcmp(s.buf.data() + kBuf / 2 + 100000, sd.data() + 20000, 35000) == 0,
+                "chained Send, second SGE");
     s.post_recv(700, {s.sge(0, 4096)});
     s.post_recv(701, {s.sge(0, 4096)});
     s.post_recv(702, {s.sge(0, 4096)});
-    CHECK(iwv_mr_valid(s.extra_mr) == 1, "extra region valid before");
+    CHILD_CHECK(iwv_mr_valid(s.extra_mr) == 1, "extra region valid before");
     s.post(503, IWV_WR_SEND, {s.sge(kBuf - 8, 8)}, 0);
     // Send with Invalidate.
     iwv_wc inv = s.wc_ok(700, IWV_WC_RECV);
-    CHECK(inv.wc_flags & IWV_WC_WITH_INV, "no WITH_INV flag (flags 0x%x)", inv.wc_flags);
-    CHECK(inv.invalidated_rkey == s.extra_mr->rkey, "invalidated 0x%x", inv.invalidated_rkey);
-    CHECK(iwv_mr_valid(s.extra_mr) == 0, "extra region still valid after Send with Invalidate");
+    CHILD_CHECK(inv.wc_flags & IWV_WC_WITH_INV, "no WITH_INV flag (flags 0x%x)", inv.wc_flags);
+    CHILD_CHECK(inv.invalidated_rkey == s.extra_mr->rkey, "invalidated 0x%x", inv.invalidated_rkey);
+    CHILD_CHECK(iwv_mr_valid(s.extra_mr) == 0, "extra region still valid after Send with Invalidate");
     // Solicited Event: only the solicited Send fires the armed event fd.
-    CHECK(iwv_req_notify_cq(s.cq, 1) == 0, "arm");
+    CHILD_CHECK(iwv_req_notify_cq(s.cq, 1) == 0, "arm");
     iwv_wc plain = s.wc_ok(701, IWV_WC_RECV);
-    CHECK(!(plain.wc_flags & IWV_WC_SOLICITED), "plain Send flagged solicited");
+    CHILD_CHECK(!(plain.wc_flags & IWV_WC_SOLICITED), "plain Send flagged solicited");
     pollfd pf{iwv_cq_fd(s.cq), POLLIN, 0};
-    CHECK(poll(&pf, 1, 0) == 0, "event fd fired for an unsolicited Send");
+    CHILD_CHECK(poll(&pf, 1, 0) == 0, "event fd fired for an unsolicited Send");
     s.link.put('g');
-    CHECK(wait_readable(s, iwv_cq_fd(s.cq)), "no event for the solicited Send");
+    CHILD_CHECK(wait_readable(s, iwv_cq_fd(s.cq)), "no event for the solicited Send");
     iwv_wc se = s.wc_ok(702, IWV_WC_RECV);
-    CHECK(se.wc_flags & IWV_WC_SOLICITED, "Send with SE not flagged (0x%x)", se.wc_flags);
+    CHILD_CHECK(se.wc_flags & IWV_WC_SOLICITED, "Send with SE not flagged (0x%x)", se.wc_flags);
     iwv_cq_ack_event(s.cq);
     s.link.put('d');
     s.close();
@@ -155,7 +156,7 @@ class IwarpPair : public ::testing::TestWithParam<iwv_progress_mode> {};
 
 TEST_P(IwarpPair, EveryOperationEverySizeVerified) {
     auto o = run_pair(GetParam(), all_ops_active, all_ops_passive);
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 TEST_P(IwarpPair, WriteToBadStagTerminatesBothSidesAndFlushes) {
@@ -170,25 +171,26 @@ TEST_P(IwarpPair, WriteToBadStagTerminatesBothSidesAndFlushes) {
             s.post_recv(2, {s.sge(100, 100)});
             s.post(10, IWV_WR_RDMA_WRITE, {s.sge(0, 5000)}, IWV_SEND_SIGNALED, s.peer.addr, s.peer.rkey + 1);
             iwv_event ev = s.event(IWV_EVENT_QP_ERROR);
-            CHECK(std::strstr(ev.detail, "Terminate"), "%s", ev.detail);
+            CHILD_CHECK(std::strstr(ev.detail, "Terminate"), "%s", ev.detail);
             iwv_qp_attr at;
             iwv_query_qp(s.qp, &at);
-            CHECK(at.state == IWV_QPS_ERR, "state %d", int(at.state));
-            CHECK(at.terminate_received, "no Terminate recorded");
-            CHECK(at.terminate_code == (1u << 16 | 1u << 8 | 0x00), "code 0x%x: %s", at.terminate_code, at.terminate_text);
+            CHILD_CHECK(at.state == IWV_QPS_ERR, "state %d", int(at.state));
+            CHILD_CHECK(at.terminate_received, "no Terminate recorded");
+            CHILD_CHECK(at.terminate_code == (1u << 16 | 1u << 8 | 0x00), "code 0x%x: %s", at.terminate_code,
+                        at.terminate_text);
             // The Write completed when it left; both receives are flushed.
             int flushed = 0;
             for (int i = 0; i < 3; ++i) {
                 iwv_wc w = s.wc();
                 if (w.wr_id == 10) {
-                    CHECK(w.status == IWV_WC_SUCCESS, "Write status %d", int(w.status));
+                    CHILD_CHECK(w.status == IWV_WC_SUCCESS, "Write status %d", int(w.status));
                 } else {
-                    CHECK(w.status == IWV_WC_WR_FLUSH_ERR && w.opcode == IWV_WC_RECV, "wr %llu status %d",
-                          (unsigned long long)w.wr_id, int(w.status));
+                    CHILD_CHECK(w.status == IWV_WC_WR_FLUSH_ERR && w.opcode == IWV_WC_RECV, "wr %llu status %d",
+                                (unsigned long long)w.wr_id, int(w.status));
                     ++flushed;
                 }
             }
-            CHECK(flushed == 2, "%d flushed", flushed);
+            CHILD_CHECK(flushed == 2, "%d flushed", flushed);
             s.link.put('x');
             s.close();
         },
@@ -197,17 +199,18 @@ TEST_P(IwarpPair, WriteToBadStagTerminatesBothSidesAndFlushes) {
             exchange_regions(s);
             s.post_recv(3, {s.sge(0, 100)});
             iwv_event ev = s.event(IWV_EVENT_QP_ERROR);
-            CHECK(std::strstr(ev.detail, "DDP/tagged/invalid STag"), "%s", ev.detail);
+            CHILD_CHECK(std::strstr(ev.detail, "DDP/tagged/invalid STag"), "%s", ev.detail);
             iwv_qp_attr at;
             iwv_query_qp(s.qp, &at);
-            CHECK(at.state == IWV_QPS_ERR && at.terminate_sent, "state %d sent %d", int(at.state), at.terminate_sent);
+            CHILD_CHECK(at.state == IWV_QPS_ERR && at.terminate_sent, "state %d sent %d", int(at.state),
+                        at.terminate_sent);
             iwv_wc w = s.wc();
-            CHECK(w.wr_id == 3 && w.status == IWV_WC_WR_FLUSH_ERR, "wr %llu status %d", (unsigned long long)w.wr_id,
-                  int(w.status));
-            CHECK(s.link.get<char>() == 'x', "peer done");
+            CHILD_CHECK(w.wr_id == 3 && w.status == IWV_WC_WR_FLUSH_ERR, "wr %llu status %d",
+                        (unsigned long long)w.wr_id, int(w.status));
+            CHILD_CHECK(s.link.get<char>() == 'x', "peer done");
             s.close();
         });
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 TEST_P(IwarpPair, RejectCarriesPrivateData) {
@@ -216,22 +219,24 @@ TEST_P(IwarpPair, RejectCarriesPrivateData) {
         [](Side& s) {
             const auto ports = s.link.get<std::pair<uint16_t, uint16_t>>();
             iwv_conn_param cp{"may I", 5, 4, 4};
-            CHECK(iwv_connect(s.qp, "127.0.0.1", ports.first, ports.second, &cp) == 0, "%s", iwv_last_error(s.dev));
+            CHILD_CHECK(iwv_connect(s.qp, "127.0.0.1", ports.first, ports.second, &cp) == 0, "%s",
+                        iwv_last_error(s.dev));
             iwv_event ev = s.event(IWV_EVENT_REJECTED);
-            CHECK(std::string(reinterpret_cast<char*>(ev.private_data), ev.private_data_len) == "no thanks", "reject data");
+            CHILD_CHECK(std::string(reinterpret_cast<char*>(ev.private_data), ev.private_data_len) == "no thanks",
+                        "reject data");
             iwv_qp_attr at;
             iwv_query_qp(s.qp, &at);
-            CHECK(at.state == IWV_QPS_ERR, "state %d after reject", int(at.state));
+            CHILD_CHECK(at.state == IWV_QPS_ERR, "state %d after reject", int(at.state));
             s.close();
         },
         [](Side& s) {
             s.link.put(std::make_pair(iwv_device_sctp_port(s.dev), iwv_device_udp_port(s.dev)));
             iwv_event ev = s.event(IWV_EVENT_CONNECT_REQUEST);
-            CHECK(iwv_reject(ev.request, "no thanks", 9) == 0, "%s", iwv_last_error(s.dev));
+            CHILD_CHECK(iwv_reject(ev.request, "no thanks", 9) == 0, "%s", iwv_last_error(s.dev));
             iwv_progress(s.dev, 200); // let the Reject leave in caller mode
             s.close();
         });
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 // usrsctp sizes DATA chunks when an association starts: the DDP socket must hand the path MTU to
@@ -244,7 +249,8 @@ TEST_P(IwarpPair, SegmentSizeFollowsPathMtu) {
     auto check = [](Side& s) {
         iwv_qp_attr at;
         iwv_query_qp(s.qp, &at);
-        CHECK(at.max_segment == kSegment, "segment limit %u for path MTU %u, wanted %u", at.max_segment, kMtu, kSegment);
+        CHILD_CHECK(at.max_segment == kSegment, "segment limit %u for path MTU %u, wanted %u", at.max_segment, kMtu,
+                    kSegment);
     };
     auto o = run_pair(
         GetParam(),
@@ -258,7 +264,7 @@ TEST_P(IwarpPair, SegmentSizeFollowsPathMtu) {
             s.post(1, IWV_WR_RDMA_WRITE, {s.sge(0, 1u << 20)}, 0, s.peer.addr, s.peer.rkey);
             s.post(2, IWV_WR_SEND, {s.sge(0, 0)});
             s.wc_ok(2, IWV_WC_SEND);
-            CHECK(s.link.get<char>() == 'd', "done");
+            CHILD_CHECK(s.link.get<char>() == 'd', "done");
             s.close();
         },
         [&](Side& s) {
@@ -267,12 +273,12 @@ TEST_P(IwarpPair, SegmentSizeFollowsPathMtu) {
             s.post_recv(1, {s.sge(kBuf - 64, 64)});
             exchange_regions(s);
             s.wc_ok(1, IWV_WC_RECV);
-            CHECK(same(s.buf.data(), 1u << 20, 5), "1 MiB Write in %u-byte segments corrupted", kSegment);
+            CHILD_CHECK(same(s.buf.data(), 1u << 20, 5), "1 MiB Write in %u-byte segments corrupted", kSegment);
             s.link.put('d');
             s.close();
         },
         120, kMtu);
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 // A DDP endpoint can be bound to several addresses (a multihomed RNIC: ch3:hybrid binds every
@@ -290,16 +296,17 @@ TEST_P(IwarpPair, BindListErrors) {
                 attr.bind_address = b[0];
                 char err[256] = "";
                 iwv_device* d = iwv_open_device(&attr, err, sizeof err);
-                CHECK(!d && std::strstr(err, b[1]), "bind list '%s' gave %s ('%s')", b[0], d ? "a device" : "no device", err);
+                CHILD_CHECK(!d && std::strstr(err, b[1]), "bind list '%s' gave %s ('%s')", b[0],
+                            d ? "a device" : "no device", err);
             }
             s.link.put('d');
             s.close();
         },
         [&](Side& s) {
-            CHECK(s.link.get<char>() == 'd', "done");
+            CHILD_CHECK(s.link.get<char>() == 'd', "done");
             s.close();
         });
-    EXPECT_TRUE(o.ok()) << o.text();
+    EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, IwarpPair, ::testing::Values(IWV_PROGRESS_THREAD, IWV_PROGRESS_CALLER),
