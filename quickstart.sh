@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=tools/lib/common.sh
 source tools/lib/common.sh
+# shellcheck source=tools/lib/mpich-step.sh
+source tools/lib/mpich-step.sh
 
 PERF_ARGS=("$@")
 

@@ -19,6 +19,11 @@ DEBIAN_PACKAGES=(
     ccache iproute2 iptables gnuplot-nox
 )
 
+# die, say, fmt_duration; die's messages read "check.sh: error: ...".
+PROG=$(basename "$0")
+# shellcheck source=tools/lib/log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/log.sh"
+
 LOG_DIR=build/logs
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 TAIL_LINES=40
@@ -28,10 +33,6 @@ if [[ -t 1 && -z ${NO_COLOR:-} ]]; then
 else
     C_BOLD='' C_RED='' C_GREEN='' C_YELLOW='' C_OFF=''
 fi
-
-die() { printf '%serror:%s %s\n' "$C_RED" "$C_OFF" "$*" >&2; exit 2; }
-
-fmt_duration() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # Print a file whole if short, else its head and tail (the reason is usually at the end).
 show_capped() {
@@ -279,33 +280,6 @@ add_step() {
     STEP_TITLE[$name]=$title
     STEP_FN[$name]=$fn
     STEP_FLAGS[$name]=" $* "
-}
-
-# step_mpich_installs: MPICH 4.0.2 from Debian's source with the channels named in
-# MPICH_INSTALLS (default "sctp hybrid sock": our two, build/install/ch3-sctp and ch3-hybrid, and
-# the stock ch3:sock reference beside them), cached (tools/mpich-build), after one integration of
-# our channels into the shared source tree. The last one builds in the background while the
-# others build in order in the foreground (each configure is single-threaded for minutes;
-# together they keep both cores busy).
-step_mpich_installs() {
-    run_logged tools/mpich-fetch
-    run_logged tools/mpich-integrate build/mpich-src/mpich-4.0.2
-    local -a channels
-    read -r -a channels <<<"${MPICH_INSTALLS:-sctp hybrid sock}"
-    local last=${channels[-1]} ch rc=0 last_rc=0
-    local last_log=$LOG_DIR/mpich-$last.log last_pid
-    MPICH_INTEGRATE=0 tools/mpich-build "$last" >"$last_log" 2>&1 </dev/null &
-    last_pid=$!
-    for ch in "${channels[@]:0:${#channels[@]}-1}"; do
-        MPICH_INTEGRATE=0 run_logged tools/mpich-build "$ch" || rc=$?
-    done
-    wait "$last_pid" || last_rc=$?
-    if ((last_rc != 0)); then
-        echo "failed (exit $last_rc): tools/mpich-build $last; last lines of $last_log:"
-        tail -n "$TAIL_LINES" "$last_log"
-    fi
-    tail -n 1 "$last_log"
-    ((rc == 0 && last_rc == 0))
 }
 
 # step_note TEXT: a short note for the summary line of the running step.
