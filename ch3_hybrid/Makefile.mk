@@ -11,7 +11,9 @@ AM_CPPFLAGS += -DMPIDI_CH3_HYBRID \
 
 noinst_HEADERS += \
     src/mpid/ch3/channels/hybrid/include/mpidi_ch3_hybrid_pre.h \
-    src/mpid/ch3/channels/hybrid/include/mpidi_ch3_hybrid.h
+    src/mpid/ch3/channels/hybrid/include/mpidi_ch3_hybrid.h \
+    src/mpid/ch3/channels/hybrid/include/hy_order.h \
+    src/mpid/ch3/channels/hybrid/include/hy_proto.h
 
 mpi_core_sources += \
     src/mpid/ch3/channels/sctp/src/ch3_cvars.c \

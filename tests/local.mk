@@ -12,8 +12,12 @@ tests_unit_tests_SOURCES = \
 	tests/unit/test_abort_cause.cpp \
 	tests/unit/test_usrsctp_checksum.cpp \
 	tests/unit/test_channel_cvars.cpp \
-	tests/unit/test_heap_policy.cpp
-tests_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -DCHANNEL_CVARS_FILE='"$(abs_top_srcdir)/ch3_sctp/src/ch3_cvars.c"'
+	tests/unit/test_heap_policy.cpp \
+	tests/unit/test_hy_order.cpp \
+	tests/unit/test_hy_proto.cpp
+# ch3_hybrid/include: the channel's rules and wire formats that need no MPICH (hy_order.h, hy_proto.h)
+tests_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ch3_hybrid/include \
+	-DCHANNEL_CVARS_FILE='"$(abs_top_srcdir)/ch3_sctp/src/ch3_cvars.c"'
 tests_unit_tests_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/unit_tests
 
@@ -34,6 +38,9 @@ fuzz/frame_fuzz: $(top_srcdir)/tests/fuzz/frame_fuzz.cpp $(top_srcdir)/src/frame
 fuzz/card_fuzz: $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cpp $(top_srcdir)/src/card.hpp
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cpp
-fuzz: fuzz/frame_fuzz fuzz/card_fuzz
+fuzz/hy_identity_fuzz: $(top_srcdir)/tests/fuzz/hy_identity_fuzz.cpp $(top_srcdir)/ch3_hybrid/include/hy_proto.h
+	@mkdir -p fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(top_srcdir)/ch3_hybrid/include -o $@ $(top_srcdir)/tests/fuzz/hy_identity_fuzz.cpp
+fuzz: fuzz/frame_fuzz fuzz/card_fuzz fuzz/hy_identity_fuzz
 .PHONY: fuzz
-EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp
+EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp tests/fuzz/hy_identity_fuzz.cpp

@@ -31,8 +31,11 @@
 #include "mpidi_ch3_impl.h"
 #include "utlist.h"
 #include "iwarp_verbs.h"
+#include "hy_order.h"
+#include "hy_proto.h"
 
-/* A PUT header sent as an RDMAP Send on the QP, right behind the PUT's Write (hy_placed.c). */
+/* A PUT header sent as an RDMAP Send on the QP, right behind the PUT's Write (hy_placed.c); a
+ * wire format, so under MPIDI_CH3I_HY_PROTO_VERSION (hy_proto.h). */
 typedef struct {
     uint32_t after_ctl;         /* SCTP control packets the sender sent to us before this header */
     uint32_t pad;

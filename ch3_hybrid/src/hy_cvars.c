@@ -94,7 +94,7 @@ MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 1, 0, 0, 0
 
 static int bad_setting(const char *why, const char *value)
 {
-    fprintf(stderr, "ch3:hybrid: %s, not '%s'\n", why, value);
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "%s, not '%s'", why, value);
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__, MPI_ERR_OTHER,
                                 "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s", why);
 }

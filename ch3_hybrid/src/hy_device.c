@@ -36,18 +36,11 @@ typedef struct hy_qp_entry {
     unsigned recv_next;         /* receives complete in the order posted: the next one's slot */
 } hy_qp_entry;
 
-/* What a peer needs to read our receive count: the private data of Initiate and Accept. */
-typedef struct {
-    uint64_t addr;
-    uint32_t stag;
-} hy_credit_info;
 static hy_qp_entry *qps = NULL;
 
 static void complain(const char *what, const char *detail)
 {
-    if (getenv("MPICH_SCTP_QUIET") == NULL)
-        fprintf(stderr, "[ch3:hybrid] rank %d: %s%s%s\n", MPIR_Process.rank, what,
-                detail ? ": " : "", detail ? detail : "");
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
 }
 
 /* The addresses of our transport's card ("sctpm1;udp=..;sctp=..;addr=a[,b...]"): the first one,
@@ -162,58 +155,53 @@ static void use_qp(MPIDI_VC_t * vc, iwv_qp * qp)
     vc->ch.hy.mem_mr = e->mr;
 }
 
-static hy_credit_info our_credit_info(iwv_qp * qp)
+static MPIDI_CH3I_Hy_contact_t our_contact(iwv_qp * qp)
 {
-    hy_credit_info c;
+    MPIDI_CH3I_Hy_contact_t c;
     hy_qp_entry *e = entry_of(qp, 0);
     memset(&c, 0, sizeof(c));
+    c.version = MPIDI_CH3I_HY_PROTO_VERSION;
     c.addr = (uint64_t) (uintptr_t) & e->mem->posted;
     c.stag = e->mr->rkey;
     return c;
 }
 
 /* The peer posted HY_CREDITS receives before it connected or accepted. */
-static void learn_credit_info(MPIDI_VC_t * vc, const uint8_t * data, size_t len)
+static void learn_contact(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_contact_t * c)
 {
-    hy_credit_info c;
-    if (len < sizeof(c))
-        return;         /* headers to this peer stay on SCTP */
-    memcpy(&c, data, sizeof(c));
-    vc->ch.hy.peer_posted_addr = c.addr;
-    vc->ch.hy.peer_posted_stag = c.stag;
+    vc->ch.hy.peer_posted_addr = c->addr;
+    vc->ch.hy.peer_posted_stag = c->stag;
     vc->ch.hy.credit = vc->ch.hy.headers_sent + HY_CREDITS;
 }
 
-/* "<rank> <pg id>\0" and our credit info: who is connecting (the private data of the Initiate). */
-static int identity(char *out, size_t len, iwv_qp * qp)
+static void wrong_version(MPIDI_VC_t * vc, uint32_t version)
 {
-    hy_credit_info c = our_credit_info(qp);
-    int n = snprintf(out, len, "%d %s", MPIDI_Process.my_pg_rank, (const char *) MPIDI_Process.my_pg->id);
-    if (n <= 0 || (size_t) n + 1 + sizeof(c) > len)
-        return -1;
-    memcpy(out + n + 1, &c, sizeof(c));
-    return n + 1 + (int) sizeof(c);
+    char what[160];
+    snprintf(what, sizeof(what), "rank %d speaks ch3:hybrid wire version %u, this rank %u: no queue "
+             "pair, its one-sided traffic goes over SCTP", vc->pg_rank, (unsigned) version,
+             (unsigned) MPIDI_CH3I_HY_PROTO_VERSION);
+    complain(what, NULL);
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
 }
 
-/* *info, *info_len: what follows the text (the connecting side's credit info). */
+/* The VC of a connecting peer from its Initiate's private data (hy_proto.h), or NULL. */
 static MPIDI_VC_t *vc_of_identity(const uint8_t * data, size_t len, int *rank_out, const char **pg_out,
-                                  const uint8_t ** info, size_t *info_len)
+                                  MPIDI_CH3I_Hy_contact_t * contact, hy_wire_status * status)
 {
     static char text[IWV_MAX_PRIVATE_DATA + 1];
     MPIDI_PG_t *pg = NULL;
     MPIDI_VC_t *vc = NULL;
-    int rank = -1, off = 0;
-    memcpy(text, data, len);
-    text[len] = '\0';
-    *info_len = len - strnlen(text, len) - (strnlen(text, len) < len);
-    *info = data + (len - *info_len);
-    if (sscanf(text, "%d %n", &rank, &off) < 1 || off == 0)
+    int rank = -1;
+    const char *pg_id = NULL;
+    *status = len <= IWV_MAX_PRIVATE_DATA ? hy_parse_identity(data, len, text, &rank, &pg_id, contact)
+        : HY_WIRE_MALFORMED;
+    if (*status == HY_WIRE_MALFORMED)
         return NULL;
-    if (MPIDI_PG_Find(text + off, &pg) != MPI_SUCCESS || !pg || rank < 0 || rank >= MPIDI_PG_Get_size(pg))
+    if (MPIDI_PG_Find((void *) pg_id, &pg) != MPI_SUCCESS || !pg || rank >= MPIDI_PG_Get_size(pg))
         return NULL;
     MPIDI_PG_Get_vc(pg, rank, &vc);
     *rank_out = rank;
-    *pg_out = text + off;
+    *pg_out = pg_id;
     return vc;
 }
 
@@ -237,14 +225,17 @@ static struct iwv_conn_param conn_param(const void *data, int len)
 
 static void connect_to(MPIDI_VC_t * vc)
 {
-    char id[IWV_MAX_PRIVATE_DATA];
+    uint8_t id[IWV_MAX_PRIVATE_DATA];
     struct iwv_conn_param p;
+    MPIDI_CH3I_Hy_contact_t ours;
     int len;
     iwv_qp *qp;
     MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);  /* unless the connect starts */
     if (!(qp = new_qp(vc)))
         return;
-    len = identity(id, sizeof(id), qp);
+    ours = our_contact(qp);
+    len = hy_write_identity(id, sizeof(id), MPIDI_Process.my_pg_rank,
+                            (const char *) MPIDI_Process.my_pg->id, &ours);
     if (len < 0) {
         destroy_qp(qp);
         return;
@@ -325,12 +316,16 @@ static void on_connect_request(struct iwv_event *ev)
 {
     int rank = -1;
     const char *pg = NULL;
-    const uint8_t *info = NULL;
-    size_t info_len = 0;
-    MPIDI_VC_t *vc = vc_of_identity(ev->private_data, ev->private_data_len, &rank, &pg, &info, &info_len);
+    MPIDI_CH3I_Hy_contact_t theirs, ours;
+    hy_wire_status status;
+    MPIDI_VC_t *vc = vc_of_identity(ev->private_data, ev->private_data_len, &rank, &pg, &theirs, &status);
     struct iwv_conn_param p;
-    hy_credit_info ours;
     iwv_qp *qp;
+    if (vc && status == HY_WIRE_VERSION) {
+        iwv_reject(ev->request, NULL, 0);
+        wrong_version(vc, theirs.version);
+        return;
+    }
     /* Only the lower side connects; a second connect from it replaces nothing that works, and a
      * peer whose QP broke stays on SCTP (the header counts belong to that QP). */
     if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY ||
@@ -338,7 +333,7 @@ static void on_connect_request(struct iwv_event *ev)
         iwv_reject(ev->request, NULL, 0);
         return;
     }
-    ours = our_credit_info(qp);
+    ours = our_contact(qp);
     p = conn_param(&ours, sizeof(ours));
     if (iwv_accept(ev->request, qp, &p) != 0) {
         complain("cannot accept a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
@@ -347,7 +342,7 @@ static void on_connect_request(struct iwv_event *ev)
         return;
     }
     use_qp(vc, qp);
-    learn_credit_info(vc, info, info_len);
+    learn_contact(vc, &theirs);
     MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_READY);
 }
 
@@ -364,7 +359,17 @@ static void on_event(struct iwv_event *ev)
     switch (ev->type) {
         case IWV_EVENT_ESTABLISHED:
             if (e->vc->ch.hy.qp == e->qp) {
-                learn_credit_info(e->vc, ev->private_data, ev->private_data_len);
+                MPIDI_CH3I_Hy_contact_t theirs;
+                hy_wire_status status = hy_parse_contact(ev->private_data, ev->private_data_len, &theirs);
+                if (status != HY_WIRE_OK) {     /* into FAILED: this peer's RMA stays on SCTP */
+                    MPIDI_CH3I_Hy_close_qp(e->vc);
+                    if (status == HY_WIRE_VERSION)
+                        wrong_version(e->vc, theirs.version);
+                    else
+                        complain("a queue pair's accept carried malformed private data", NULL);
+                    break;
+                }
+                learn_contact(e->vc, &theirs);
                 MPIDI_CH3I_Hy_qp_to(e->vc, MPIDI_CH3I_HY_QP_READY);
             }
             break;

@@ -58,8 +58,7 @@ static void take_credit(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
     if (!vc->ch.hy.mem)
         return;
     posted = vc->ch.hy.mem->credit_read[h->seq % MPIDI_CH3I_HY_HEADER_CREDITS];
-    if ((int) (posted - vc->ch.hy.credit) > 0)
-        vc->ch.hy.credit = posted;
+    vc->ch.hy.credit = hy_credit_after_read(vc->ch.hy.credit, posted);
 }
 
 /* ---- after a QP broke: which headers did the peer handle? ---- */
@@ -93,37 +92,38 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
     }
     vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
     vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ANSWERED;
-    if (getenv("MPICH_SCTP_QUIET") == NULL) {
-        int unsure = 0, handled = 0;
-        for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
-            if (h->on_qp && h->state == MPIDI_CH3I_HY_HELD_FAILED) {
-                unsure++;
-                handled += (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0;
-            }
-        fprintf(stderr, "[ch3:hybrid] rank %d: rank %d had handled %d of the %d PUT headers in flight "
-                "on the broken queue pair; the other PUTs go again over SCTP\n", MPIR_Process.rank,
-                vc->pg_rank, handled, unsure);
-    }
+    int unsure = 0, handled = 0;
+    for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
+        if (h->on_qp && h->state == MPIDI_CH3I_HY_HELD_FAILED) {
+            unsure++;
+            handled += hy_header_handled(vc->ch.hy.peer_headers_done, h->seq);
+        }
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d had handled %d of the %d PUT headers in "
+                      "flight on the broken queue pair; the other PUTs go again over SCTP",
+                      vc->pg_rank, handled, unsure);
     return release(vc);
 }
 
-/* A header that went on a QP that broke may or may not have been handled: only the peer knows,
- * so ask it once (QP_SYNC; its QP_SYNC_ACK sets peer_headers_done). 1 once its answer is here. */
-static int fate_known(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
+/* Whether the head entry h leaves now (hy_order.h). A header that went on a QP that broke may
+ * or may not have been handled: only the peer knows, so it is asked once (QP_SYNC; its
+ * QP_SYNC_ACK sets peer_headers_done). */
+static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 {
-    if (!h->on_qp || h->state != MPIDI_CH3I_HY_HELD_FAILED || vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED)
-        return 1;
-    if (vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_NONE) {
+    hy_head_action a = hy_head_next(h->pending, h->on_qp, h->state == MPIDI_CH3I_HY_HELD_FAILED,
+                                    vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ASKED,
+                                    vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED);
+    if (a == HY_HEAD_ASK) {
         vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ASKED;
-        *mpi_errno = send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0);
+        *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0));
     }
-    return 0;
+    return a == HY_HEAD_LEAVES;
 }
 
 /* Send one entry that no longer waits. */
 static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
     const int failed = h->state == MPIDI_CH3I_HY_HELD_FAILED;
+    hy_write_exit leaves;
     int mpi_errno = MPI_SUCCESS;
     switch (h->kind) {
         case MPIDI_CH3I_HY_HELD_COPY:
@@ -134,27 +134,26 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, h->n);
             break;
         case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
+            leaves = hy_write_leaves(h->on_qp, failed, vc->ch.hy.peer_headers_done, h->seq);
             deregister(h);
-            if (h->on_qp && (!failed || (int) (vc->ch.hy.peer_headers_done - h->seq) >= 0)) {
-                /* The target has the header (its Read completed, or its QP_SYNC_ACK says so). */
-                if (!failed)
-                    take_credit(vc, h);
-                count(h, 0);
-                mpi_errno = MPIDI_CH3I_Request_sent(vc, h->sreq);
-                break;
-            }
-            count(h, failed);
-            if (!failed) {
-                h->pkt.type = h->placed;
-                mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
-                /* The data buffer is free once the Write is placed. */
-                mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, MPIDI_CH3I_Request_sent(vc, h->sreq));
-            } else {
-                /* The RDMA path failed: the whole PUT or GET response goes on SCTP (overwriting
-                 * whatever part the Write placed with the same bytes); the request completes
-                 * when it is sent. */
-                memcpy(&h->sreq->dev.pending_pkt, &h->pkt, sizeof(h->pkt));
-                mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, 2);
+            count(h, leaves == HY_WRITE_RESEND);
+            switch (leaves) {
+                case HY_WRITE_DELIVERED:       /* its Read completed, or the peer's QP_SYNC_ACK says so */
+                    if (!failed)
+                        take_credit(vc, h);
+                    mpi_errno = MPIDI_CH3I_Request_sent(vc, h->sreq);
+                    break;
+                case HY_WRITE_HEADER:  /* the data buffer is free once the Write is placed */
+                    h->pkt.type = h->placed;
+                    mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
+                    mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, MPIDI_CH3I_Request_sent(vc, h->sreq));
+                    break;
+                case HY_WRITE_RESEND:
+                    /* The whole PUT or GET response on SCTP (overwriting whatever part the Write
+                     * placed with the same bytes); the request completes when it is sent. */
+                    memcpy(&h->sreq->dev.pending_pkt, &h->pkt, sizeof(h->pkt));
+                    mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, 2);
+                    break;
             }
             break;
         case MPIDI_CH3I_HY_HELD_RDMA_GET:
@@ -182,8 +181,7 @@ static int release(MPIDI_VC_t * vc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_CH3I_Hy_held *h;
-    while ((h = vc->ch.hy.held_head) != NULL && h->pending == 0 /* 0 unless an RDMA transfer */
-           && fate_known(vc, h, &mpi_errno)) {
+    while ((h = vc->ch.hy.held_head) != NULL && head_leaves(vc, h, &mpi_errno)) {
         LL_DELETE(vc->ch.hy.held_head, vc->ch.hy.held_tail, h);
         if (!h->on_qp)
             vc->ch.hy.held_sctp--;
@@ -211,10 +209,8 @@ static void completed(const struct iwv_wc *wc)
         if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY) {
             /* The QP is broken (flushed WRs follow): this peer's RMA goes on SCTP from now on. */
             MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
-            if (getenv("MPICH_SCTP_QUIET") == NULL)
-                fprintf(stderr, "[ch3:hybrid] rank %d: RDMA to rank %d failed (status %d); "
-                        "its one-sided traffic continues over SCTP\n", MPIR_Process.rank,
-                        vc->pg_rank, (int) wc->status);
+            MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "RDMA to rank %d failed (status %d); its "
+                              "one-sided traffic continues over SCTP", vc->pg_rank, (int) wc->status);
         }
     }
     if (--h->pending == 0)
@@ -376,6 +372,7 @@ static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
 
 /* ch3:hybrid's hooks into ch3:sctp (the extension interface of ch3_sctp's mpidi_ch3_impl.h). */
 const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
+    .name = "ch3:hybrid",
     .init = init,
     .finalize = MPIDI_CH3I_Hy_finalize,
     .vc_init = vc_init,

@@ -152,7 +152,7 @@ typedef struct MPIDI_CH3I_Hy_deferred {
 /* Every SCTP control packet sent before header h has been handled. */
 static int predecessors_done(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
 {
-    return (int) (vc->ch.hy.ctl_done - h->after_ctl) >= 0;
+    return hy_header_may_run(vc->ch.hy.ctl_done, h->after_ctl);
 }
 
 static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
@@ -162,11 +162,10 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
     intptr_t buflen = 0;
     vc->ch.hy.headers_done++;
     if (pkt.type != MPIDI_CH3_PKT_HY_PUT_PLACED) {
-        char why[128];
-        snprintf(why, sizeof(why), "ch3:hybrid: rank %d sent packet type %d on its queue pair, "
-                 "where only PUT headers go", vc->pg_rank, (int) pkt.type);
         MPIDI_CH3I_Raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
-                                                    __LINE__, MPI_ERR_INTERN, "**fail", "**fail %s", why));
+                                                    __LINE__, MPI_ERR_INTERN, "**ch3|hybrid|qp_type",
+                                                    "**ch3|hybrid|qp_type %d %d", vc->pg_rank,
+                                                    (int) pkt.type));
         return;
     }
     MPIDI_CH3I_Raise_error(placed(vc, &pkt, NULL, &buflen, &rreq));

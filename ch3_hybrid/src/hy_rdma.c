@@ -96,8 +96,8 @@ static void break_for_test(MPIDI_VC_t * vc)
 {
     static long posted;
     if (MPIDI_CH3I_Hy_config.break_qp_after > 0 && ++posted == MPIDI_CH3I_Hy_config.break_qp_after) {
-        fprintf(stderr, "[ch3:hybrid] rank %d: breaking the queue pair to rank %d for a test\n",
-                MPIR_Process.rank, vc->pg_rank);
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "breaking the queue pair to rank %d for a test",
+                          vc->pg_rank);
         MPIDI_CH3I_Hy_close_qp(vc);
     }
 }
@@ -149,8 +149,9 @@ static int post_write(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, const void *remot
 static int header_may_go_on_qp(MPIDI_VC_t * vc)
 {
     const MPIDI_CH3I_Hy_vc *hy = &vc->ch.hy;
-    return MPIDI_CH3I_Hy_config.header_on_qp && hy->peer_posted_addr && hy->mem && hy->held_sctp == 0 && hy->sync == MPIDI_CH3I_HY_SYNC_NONE
-        && (int) (hy->credit - hy->headers_sent) > 0;
+    return MPIDI_CH3I_Hy_config.header_on_qp &&
+        hy_header_may_use_qp(hy->peer_posted_addr && hy->mem, hy->sync != MPIDI_CH3I_HY_SYNC_NONE,
+                             hy->held_sctp, hy->credit, hy->headers_sent);
 }
 
 /* The data of h->iov[1] into (stag, remote); the PUT header as a Send, which the target handles

@@ -60,6 +60,13 @@ void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev);
 int MPIDI_CH3I_Recv_init(void);
 extern int MPIDI_CH3I_pending_errno; /* error raised inside a callback, returned by progress */
 void MPIDI_CH3I_Raise_error(int mpi_errno); /* inside a callback: keep the first error */
+/* Diagnostics, the one way both channels speak to the user: one stderr line "[<channel>] rank
+ * R: <text>". ERROR: the user must see it (a refused setting, a failed start). NOTICE: a peer is
+ * gone or the channel recovered from a failure (a lost rank, a broken queue pair); setting
+ * MPICH_SCTP_QUIET silences these, for runs that provoke failures on purpose. Developer tracing
+ * goes to MPICH's debug log (MPL_DBG), not here. */
+enum { MPIDI_CH3I_REPORT_ERROR, MPIDI_CH3I_REPORT_NOTICE };
+void MPIDI_CH3I_Report(int level, const char *format, ...) __attribute__ ((format(printf, 2, 3)));
 /* Of two results, the first error (for code that goes on after one). */
 #define MPIDI_CH3I_FIRST_ERROR(first, then) ((first) ? (first) : (then))
 /* Install `wrapper` as table[type]; returns the handler it wraps, which the wrapper calls. */
@@ -76,6 +83,7 @@ int MPIDI_CH3I_Progress_finalize(void);
  * ch3:hybrid's table is in ch3_hybrid/src/hy_hold.c; ch3:sctp's is empty (ch3_win_fns.c, the one
  * file only ch3:sctp builds). A NULL hook is skipped. Hooks run where CH3's lock is held. */
 typedef struct {
+    const char *name;           /* in diagnostics; NULL: "ch3:sctp" */
     int (*init) (void);         /* MPIDI_CH3_Init, before the transport opens: an mpi_errno */
     int (*finalize) (void);     /* MPIDI_CH3_Finalize, before the transport closes */
     void (*vc_init) (MPIDI_VC_t * vc);

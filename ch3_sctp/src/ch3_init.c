@@ -1,5 +1,6 @@
 /* ch3:sctp: start-up and shut-down of the channel, business cards, VC and PG hooks. */
 #include "mpidi_ch3_impl.h"
+#include <stdarg.h>
 
 char MPIDI_CH3_ABIVersion[] = "1.1";
 sctpm_transport *MPIDI_CH3I_sctp = NULL;
@@ -22,6 +23,22 @@ static sctpm_callbacks callbacks = {
     MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block
 };
 
+void MPIDI_CH3I_Report(int level, const char *format, ...)
+{
+    static int quiet = -1;      /* read once: a report may come before MPI_Init has finished */
+    char text[1024];
+    va_list args;
+    if (quiet < 0)
+        quiet = getenv("MPICH_SCTP_QUIET") != NULL;
+    if (quiet && level == MPIDI_CH3I_REPORT_NOTICE)
+        return;
+    va_start(args, format);
+    vsnprintf(text, sizeof(text), format, args);
+    va_end(args);
+    fprintf(stderr, "[%s] rank %d: %s\n", MPIDI_CH3I_ext.name ? MPIDI_CH3I_ext.name : "ch3:sctp",
+            MPIR_Process.rank, text);
+}
+
 /* Open the transport (the first time) with "hello" as our introduction to new peers. */
 static int open_transport(const char *hello)
 {
@@ -42,7 +59,7 @@ static int open_transport(const char *hello)
     }
     if (!MPIDI_CH3I_sctp)
         MPIR_ERR_SETANDSTMT1(mpi_errno, MPI_ERR_OTHER, {
-                             fprintf(stderr, "ch3:sctp: %s\n", err);}, "**ch3|sctp|init",
+                             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "%s", err);}, "**ch3|sctp|init",
                              "**ch3|sctp|init %s", err);
     return mpi_errno;
 }

@@ -73,12 +73,14 @@ int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
         return -1;
     if (MPIDI_PG_GetConnString(vc->pg, vc->pg_rank, bc, sizeof(bc)) != MPI_SUCCESS ||
         MPIDI_CH3I_Bc_to_card(bc, card, sizeof(card)) != 0) {
-        fprintf(stderr, "ch3:sctp: no usable business card for rank %d ('%s')\n", vc->pg_rank, bc);
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "no usable business card for rank %d ('%s')",
+                          vc->pg_rank, bc);
         return -1;
     }
     sctpm_peer p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
     if (p < 0) {
-        fprintf(stderr, "ch3:sctp: rank %d: %s\n", vc->pg_rank, sctpm_last_error(MPIDI_CH3I_sctp));
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "rank %d: %s", vc->pg_rank,
+                          sctpm_last_error(MPIDI_CH3I_sctp));
         return -1;
     }
     MPIDI_CH3I_Peer_bind(p, vc);

@@ -54,8 +54,7 @@ static void fail_vc(MPIDI_VC_t * vc, const char *why)
         return; /* the close handshake finished: the peer may end its association */
     if (filling)        /* matched, so in no queue CH3 fails: its remaining bytes never come */
         MPIDI_CH3I_Complete_with_error(filling, MPIDI_CH3I_Peer_error(vc, -ECONNRESET));
-    if (getenv("MPICH_SCTP_QUIET") == NULL)
-        fprintf(stderr, "[ch3:sctp] rank %d: lost rank %d: %s\n", MPIR_Process.rank, vc->pg_rank, why);
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "lost rank %d: %s", vc->pg_rank, why);
     MPIDI_CH3I_Raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
     {
         /* One-sided operations waiting for it fail; a call waiting on them sees this error. */
@@ -183,8 +182,8 @@ void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev)
         case SCTPM_EV_PROTOCOL_ERROR:
             if (vc)
                 fail_vc(vc, ev->detail);
-            else if (ev->peer < 0 && getenv("MPICH_SCTP_QUIET") == NULL) /* unidentified association */
-                fprintf(stderr, "[ch3:sctp] rank %d: %s\n", MPIR_Process.rank, ev->detail);
+            else if (ev->peer < 0)      /* unidentified association */
+                MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "%s", ev->detail);
             break;
         default:
             break;
