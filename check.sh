@@ -41,7 +41,7 @@ step_asan() {
 # or broken invariant) fails the step; its input is kept in build/fuzz/findings/<target>/, to be
 # fixed and committed to the seed corpus as a regression case. Longer runs: README, Fuzzing.
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-FUZZ_TARGETS="frame_fuzz card_fuzz iwarp_segment_fuzz"
+FUZZ_TARGETS="frame_fuzz card_fuzz hy_identity_fuzz iwarp_segment_fuzz"
 step_fuzz() {
     run_logged make -C build fuzz fuzz-iwarp
     local t rc=0
@@ -84,8 +84,10 @@ step_mpi() {
 # MPICH's own test suite: the gate is that ch3:sctp passes every test ch3:sock passes
 # (exclusions with reasons: tests/mpi/testsuite-exclusions.txt). ch3:sctp runs the whole
 # selection; ch3:sock then runs only the programs ch3:sctp did not pass, which is all the gate
-# needs to tell a ch3:sctp defect from a test that fails on both (and is built for that, the
-# first time it is needed). The full run of both channels
+# needs to tell a ch3:sctp defect from a test that fails on both (the install is built for that
+# the first time it is needed; the programs are ch3:sctp's, with ch3:sock's libmpi loaded: the
+# same headers, so the same programs: the suite is not configured and built a second time).
+# The full run of both channels
 # is the report (tests/mpi/README.md: tools/mpich-testsuite <install> --all).
 # ch3:sctp's run has a wall-clock deadline so that check.sh stays inside CI's 90 minutes; a test
 # that did not run before it counts as not passed, so running out of time fails the gate.
@@ -132,7 +134,7 @@ step_testsuite() {
     show_testsuite_table
     retry_sctp_failures
     run_logged tools/mpich-testsuite ch3-sock --subsets "$TESTSUITE_SUBSETS" --only-failures-of ch3-sctp \
-        --build-missing --deadline "$TESTSUITE_DEADLINE_SOCK"
+        --build-missing --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_SOCK"
     show_testsuite_table
     tools/mpich-testsuite --compare ch3-sctp ch3-sock --subsets "$TESTSUITE_SUBSETS" || return 1
     hybrid_rma_subset
@@ -152,7 +154,7 @@ hybrid_rma_subset() {
         --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_HYBRID"
     show_testsuite_table
     run_logged tools/mpich-testsuite ch3-sock --subsets rma --only-failures-of ch3-hybrid \
-        --out "$HYBRID_RESULTS" --build-missing --deadline "$TESTSUITE_DEADLINE_SOCK"
+        --out "$HYBRID_RESULTS" --build-missing --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_SOCK"
     tools/mpich-testsuite --compare ch3-hybrid ch3-sock --subsets rma --out "$HYBRID_RESULTS"
 }
 
