@@ -176,11 +176,9 @@ static void learn_contact(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_contact_t * c)
 
 static void wrong_version(MPIDI_VC_t * vc, uint32_t version)
 {
-    char what[160];
-    snprintf(what, sizeof(what), "rank %d speaks ch3:hybrid wire version %u, this rank %u: no queue "
-             "pair, its one-sided traffic goes over SCTP", vc->pg_rank, (unsigned) version,
-             (unsigned) MPIDI_CH3I_HY_PROTO_VERSION);
-    complain(what, NULL);
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d speaks ch3:hybrid wire version %u, this "
+                      "rank %u: no queue pair, its one-sided traffic goes over SCTP", vc->pg_rank,
+                      (unsigned) version, (unsigned) MPIDI_CH3I_HY_PROTO_VERSION);
     MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
 }
 
