@@ -5,6 +5,11 @@
 # Scripts using it: `set -euo pipefail`, cd to the repository root, source this file, declare
 # steps with add_step, then call run_steps. See check.sh for an example.
 
+# Compiles through ccache hit what another clone of the repository compiled (the scripts run
+# from the repository's root).
+# shellcheck source=tools/lib/ccache-env.sh
+REPO=$PWD source tools/lib/ccache-env.sh
+
 # ---- Debian 12 packages (the one list) ------------------------------------------------------
 # g++ make autoconf automake libtool pkg-config: the project's autotools build
 # usrsctp is built from Debian's source (tools/usrsctp-build);  libgtest-dev libgmock-dev googletest: unit tests
