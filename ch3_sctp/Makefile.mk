@@ -2,16 +2,9 @@
 
 errnames_txt_files += src/mpid/ch3/channels/sctp/src/errnames.txt
 
-if BUILD_CH3_SCTP
-
-AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch3/channels/sctp/include
-
-noinst_HEADERS += \
-    src/mpid/ch3/channels/sctp/include/mpidi_ch3_pre.h \
-    src/mpid/ch3/channels/sctp/include/mpidi_ch3_post.h \
-    src/mpid/ch3/channels/sctp/include/mpidi_ch3_impl.h
-
-mpi_core_sources += \
+## The channel's sources, also built into ch3:hybrid (with MPIDI_CH3_HYBRID and its extension
+## table): every file but ch3_no_ext.c, ch3:sctp's empty extension table.
+ch3_sctp_shared_sources = \
     src/mpid/ch3/channels/sctp/src/ch3_cvars.c \
     src/mpid/ch3/channels/sctp/src/ch3_init.c \
     src/mpid/ch3/channels/sctp/src/ch3_peers.c \
@@ -21,5 +14,17 @@ mpi_core_sources += \
     src/mpid/ch3/channels/sctp/src/ch3_rma_failure.c \
     src/mpid/ch3/channels/sctp/src/ch3_send.c \
     src/mpid/ch3/channels/sctp/src/ch3_win_fns.c
+
+if BUILD_CH3_SCTP
+
+AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch3/channels/sctp/include
+
+noinst_HEADERS += \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_pre.h \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_post.h \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_impl.h
+
+mpi_core_sources += $(ch3_sctp_shared_sources) \
+    src/mpid/ch3/channels/sctp/src/ch3_no_ext.c
 
 endif BUILD_CH3_SCTP

@@ -23,6 +23,43 @@ static inline int hy_reached(uint32_t a, uint32_t b)
     return (int32_t) (a - b) >= 0;
 }
 
+/* ---- the queue pair to a peer: one machine ----
+ * NO_CONTACT -> IDLE when a shared window tells us the peer's RNIC contact; the first RDMA-sized
+ * operation then starts a connect: -> CONNECTING -> READY (a peer's connect may also make it READY
+ * from NO_CONTACT or IDLE). Rejected, unreachable or broken: -> FAILED, and this peer's RMA stays
+ * on SCTP. A QP that broke under PUT headers asks the peer which it handled: -> SYNC_ASKED ->
+ * SYNC_ANSWERED (both count as failed). Only MPIDI_CH3I_Hy_qp_to (hy_device.c) changes a VC's. */
+enum MPIDI_CH3I_Hy_qp_state {
+    MPIDI_CH3I_HY_QP_NO_CONTACT = 0,
+    MPIDI_CH3I_HY_QP_IDLE,
+    MPIDI_CH3I_HY_QP_CONNECTING,
+    MPIDI_CH3I_HY_QP_READY,
+    MPIDI_CH3I_HY_QP_FAILED,
+    MPIDI_CH3I_HY_QP_SYNC_ASKED,
+    MPIDI_CH3I_HY_QP_SYNC_ANSWERED
+};
+
+static inline int hy_qp_may_go(enum MPIDI_CH3I_Hy_qp_state from, enum MPIDI_CH3I_Hy_qp_state to)
+{
+    switch (from) {
+        case MPIDI_CH3I_HY_QP_NO_CONTACT:
+            return to == MPIDI_CH3I_HY_QP_IDLE || to == MPIDI_CH3I_HY_QP_READY || to == MPIDI_CH3I_HY_QP_FAILED;
+        case MPIDI_CH3I_HY_QP_IDLE:
+            return to == MPIDI_CH3I_HY_QP_CONNECTING || to == MPIDI_CH3I_HY_QP_READY ||
+                to == MPIDI_CH3I_HY_QP_FAILED;
+        case MPIDI_CH3I_HY_QP_CONNECTING:
+            return to == MPIDI_CH3I_HY_QP_READY || to == MPIDI_CH3I_HY_QP_FAILED;
+        case MPIDI_CH3I_HY_QP_READY:
+            return to == MPIDI_CH3I_HY_QP_FAILED;
+        case MPIDI_CH3I_HY_QP_FAILED:
+            return to == MPIDI_CH3I_HY_QP_SYNC_ASKED;
+        case MPIDI_CH3I_HY_QP_SYNC_ASKED:
+            return to == MPIDI_CH3I_HY_QP_SYNC_ANSWERED;
+        default:
+            return 0;
+    }
+}
+
 /* ---- the receiver ---- */
 
 /* A header from the QP may run once this side has handled the control packets sent before it. */
@@ -45,13 +82,13 @@ static inline uint32_t hy_credit_after_read(uint32_t credit, uint32_t posted)
     return (int32_t) (posted - credit) > 0 ? posted : credit;
 }
 
-/* A header may go on the QP: the peer's count is known (credit_known), a receive is free, no
- * sync is under way, and no earlier packet to the peer still waits to go on SCTP (a header must
- * not pass one). */
-static inline int hy_header_may_use_qp(int credit_known, int syncing, int held_for_sctp,
+/* A header may go on the QP: the peer's count is known (credit_known), a receive is free, the QP
+ * is ready (not failed or syncing after a failure), and no earlier packet to the peer still
+ * waits to go on SCTP (a header must not pass one). */
+static inline int hy_header_may_use_qp(int credit_known, int qp_not_ready, int held_for_sctp,
                                        uint32_t credit, uint32_t headers_sent)
 {
-    return credit_known && !syncing && held_for_sctp == 0 && hy_credit_left(credit, headers_sent);
+    return credit_known && !qp_not_ready && held_for_sctp == 0 && hy_credit_left(credit, headers_sent);
 }
 
 /* ---- the sender: the queue of held sends ---- */

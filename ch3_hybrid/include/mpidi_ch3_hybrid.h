@@ -22,7 +22,7 @@
  *                 the only caller of ch3:sctp's send functions
  *   hy_placed.c   placed packets and PUT headers received, in order with SCTP's packets
  *   hy_rdma.c     posting transfers (RDMA Write, Read, header Send)
- *   ch3_win_fns.c, hy_memory.c   registrations: windows (ours and peers'), MPI_Alloc_mem memory
+ *   hy_window.c, hy_memory.c     registrations: windows (ours and peers'), MPI_Alloc_mem memory
  *   hy_device.c   the RNIC, queue pairs, completion queue; it reports upward by callbacks
  *   hy_cvars.c, hy_pvars.c       configuration and counters */
 #ifndef MPIDI_CH3_HYBRID_H_INCLUDED
@@ -105,19 +105,16 @@ int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_por
                                 unsigned short *udp_port);
 int MPIDI_CH3I_Hy_poll_cq(void);   /* handle what the CQ holds now (also before SCTP packets) */
 void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc);    /* into ERR at once: nothing more lands from it */
-/* The one place vc->ch.hy.state changes (traced as MPIDI_CH3I_Hy_held_to). */
+/* The one place vc->ch.hy.state changes, traced as MPIDI_CH3I_Hy_held_to; a transition the
+ * machine (mpidi_ch3_hybrid_pre.h) does not have is a bug (asserted). */
 void MPIDI_CH3I_Hy_qp_to(MPIDI_VC_t * vc, enum MPIDI_CH3I_Hy_qp_state to);
+int MPIDI_CH3I_Hy_qp_failed(MPIDI_VC_t * vc);     /* into FAILED unless failed already: 1 if it went */
 
-/* ---- registered windows of peers (ch3_hybrid/src/ch3_win_fns.c) ---- */
-typedef struct MPIDI_CH3I_Hy_remote_win {
-    struct MPIDI_CH3I_Hy_remote_win *next;
-    MPI_Win handle;            /* the peer's window handle, as CH3 packets name it */
-    uintptr_t base;
-    MPI_Aint size;
-    uint32_t stag;
-} MPIDI_CH3I_Hy_remote_win;
+/* ---- windows: ours registered, peers' by handle (hy_window.c) ---- */
 /* The STag covering [addr, addr+len) of the peer's window `handle`, or 0. */
 uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len);
+void MPIDI_CH3I_Hy_win_fns(MPIDI_CH3U_Win_fns_t * win_fns);         /* extension hooks */
+void MPIDI_CH3I_Hy_win_hooks(MPIDI_CH3U_Win_hooks_t * win_hooks);
 
 /* ---- memory registered beforehand: MPI_Alloc_mem's and windows (hy_memory.c) ---- */
 void MPIDI_CH3I_Hy_remember_region(struct iwv_mr *mr);
@@ -166,6 +163,10 @@ typedef struct MPIDI_CH3I_Hy_held {
 
 /* ---- RDMA transfers (hy_rdma.c): each posted transfer is returned for the caller to hold ---- */
 void MPIDI_CH3I_Hy_held_to(MPIDI_CH3I_Hy_held * h, MPIDI_CH3I_Hy_held_state to);
+/* Held entries of every kind, zeroed, from a list of spares (NULL: out of memory). */
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_Hy_held_kind kind);
+void MPIDI_CH3I_Hy_held_free(MPIDI_CH3I_Hy_held * h);
+void MPIDI_CH3I_Hy_held_pool_finalize(void);
 /* This PUT (header iov[0], data iov[1]) posted by RDMA (its request: ->sreq), or NULL: SCTP. */
 MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, int n);
 /* This GET: SCTP (0), a Read posted (*posted), or GET_MODE=write's GET_WRITE to send (*instead). */

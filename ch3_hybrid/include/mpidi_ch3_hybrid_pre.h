@@ -10,13 +10,7 @@ struct MPIDI_CH3I_Hy_remote_win;
 struct MPIDI_CH3I_Hy_deferred;
 struct MPIDI_CH3I_Hy_qp_mem;
 
-/* The queue pair to a peer, connected on demand. */
-enum MPIDI_CH3I_Hy_qp_state {
-    MPIDI_CH3I_HY_QP_NONE = 0,  /* never tried: the first RDMA-sized operation starts a connect */
-    MPIDI_CH3I_HY_QP_CONNECTING,
-    MPIDI_CH3I_HY_QP_READY,
-    MPIDI_CH3I_HY_QP_FAILED     /* rejected, unreachable or broken: this peer's RMA stays on SCTP */
-};
+#include "hy_order.h"      /* the queue pair's states (enum MPIDI_CH3I_Hy_qp_state) */
 
 typedef struct MPIDI_CH3I_Hy_vc {
     enum MPIDI_CH3I_Hy_qp_state state;
@@ -37,11 +31,9 @@ typedef struct MPIDI_CH3I_Hy_vc {
     unsigned headers_done;         /* headers from the peer handled */
     int recv_control;              /* the SCTP packet being handled is of the control class */
     struct MPIDI_CH3I_Hy_deferred *deferred_head, *deferred_tail; /* arrived before their predecessors */
-    enum { MPIDI_CH3I_HY_SYNC_NONE = 0, MPIDI_CH3I_HY_SYNC_ASKED, MPIDI_CH3I_HY_SYNC_ANSWERED } sync;
-    unsigned peer_headers_done;    /* the peer's answer: how many of our headers it handled */
+    unsigned peer_headers_done;    /* the peer's answer (SYNC_ANSWERED): how many of our headers it handled */
     struct MPIDI_CH3I_Hy_remote_win *windows; /* the peer's registered windows (hy_window.c) */
-    int contact_known;
-    char addr[64];              /* the peer's DDP endpoint, from window creation */
+    char addr[64];              /* the peer's DDP endpoint, from window creation (from IDLE on) */
     unsigned short sctp_port, udp_port;
 } MPIDI_CH3I_Hy_vc;
 #define MPIDI_CH3I_HYBRID_VC_FIELDS MPIDI_CH3I_Hy_vc hy;

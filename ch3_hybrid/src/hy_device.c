@@ -8,6 +8,7 @@
  * blocked progress wait. This is ch3:hybrid's lowest layer: completions, arrived PUT headers and
  * the CONNECT_ME packet go up through the callbacks hy_hold.c gives (MPIDI_CH3I_Hy_device_init). */
 #include "mpidi_ch3_hybrid.h"
+#include "uthash.h"
 #include <unistd.h>
 
 MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
@@ -25,9 +26,10 @@ void MPIDI_CH3I_Hy_device_init(const MPIDI_CH3I_Hy_device_ops_t * above)
 #define HY_CREDITS MPIDI_CH3I_HY_HEADER_CREDITS
 #define HY_RECV_WR_ID 1         /* our receives' wr_id (the held transfers' are pointers) */
 
-/* Every QP we made, with its VC (events and completions name the QP only) and its memory. */
+/* Every QP we made, with its VC (events and completions name the QP only) and its memory, by
+ * QP number. */
 typedef struct hy_qp_entry {
-    struct hy_qp_entry *next;
+    UT_hash_handle hh;
     iwv_qp *qp;
     uint32_t num;
     MPIDI_VC_t *vc;
@@ -60,13 +62,11 @@ static int card_addresses(char *addr, size_t len, int all)
     return 0;
 }
 
-/* The entry of qp, or (qp NULL) of QP number num (numbers start at 1). */
-static hy_qp_entry *entry_of(iwv_qp * qp, uint32_t num)
+static hy_qp_entry *entry_of(uint32_t num)
 {
-    for (hy_qp_entry * e = qps; e; e = e->next)
-        if (qp ? e->qp == qp : e->num == num)
-            return e;
-    return NULL;
+    hy_qp_entry *e;
+    HASH_FIND(hh, qps, &num, sizeof(num), e);
+    return e;
 }
 
 /* A receive for the peer's next header into slot i; the peer may send one more. */
@@ -125,31 +125,30 @@ static iwv_qp *new_qp(MPIDI_VC_t * vc)
         }
     e->num = iwv_qp_num(e->qp);
     e->vc = vc;
-    e->next = qps;
-    qps = e;
+    HASH_ADD(hh, qps, num, sizeof(e->num), e, MPL_MEM_OTHER);
     return e->qp;
+}
+
+static void destroy_entry(hy_qp_entry * e)
+{
+    HASH_DEL(qps, e);
+    if (e->vc->ch.hy.qp == e->qp) {
+        e->vc->ch.hy.qp = NULL;
+        e->vc->ch.hy.mem = NULL;
+        e->vc->ch.hy.mem_mr = NULL;
+    }
+    free_entry(e);
 }
 
 static void destroy_qp(iwv_qp * qp)
 {
-    for (hy_qp_entry ** p = &qps; *p; p = &(*p)->next)
-        if ((*p)->qp == qp) {
-            hy_qp_entry *e = *p;
-            *p = e->next;
-            if (e->vc->ch.hy.qp == qp) {
-                e->vc->ch.hy.qp = NULL;
-                e->vc->ch.hy.mem = NULL;
-                e->vc->ch.hy.mem_mr = NULL;
-            }
-            free_entry(e);
-            return;
-        }
+    destroy_entry(entry_of(iwv_qp_num(qp)));
 }
 
 /* vc's QP is now qp: headers may go on it once the peer's count is known (use_qp). */
 static void use_qp(MPIDI_VC_t * vc, iwv_qp * qp)
 {
-    hy_qp_entry *e = entry_of(qp, 0);
+    hy_qp_entry *e = entry_of(iwv_qp_num(qp));
     vc->ch.hy.qp = qp;
     vc->ch.hy.mem = e->mem;
     vc->ch.hy.mem_mr = e->mr;
@@ -158,7 +157,7 @@ static void use_qp(MPIDI_VC_t * vc, iwv_qp * qp)
 static MPIDI_CH3I_Hy_contact_t our_contact(iwv_qp * qp)
 {
     MPIDI_CH3I_Hy_contact_t c;
-    hy_qp_entry *e = entry_of(qp, 0);
+    hy_qp_entry *e = entry_of(iwv_qp_num(qp));
     memset(&c, 0, sizeof(c));
     c.version = MPIDI_CH3I_HY_PROTO_VERSION;
     c.addr = (uint64_t) (uintptr_t) & e->mem->posted;
@@ -179,7 +178,7 @@ static void wrong_version(MPIDI_VC_t * vc, uint32_t version)
     MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d speaks ch3:hybrid wire version %u, this "
                       "rank %u: no queue pair, its one-sided traffic goes over SCTP", vc->pg_rank,
                       (unsigned) version, (unsigned) MPIDI_CH3I_HY_PROTO_VERSION);
-    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
+    MPIDI_CH3I_Hy_qp_failed(vc);
 }
 
 /* The VC of a connecting peer from its Initiate's private data (hy_proto.h), or NULL. */
@@ -228,20 +227,19 @@ static void connect_to(MPIDI_VC_t * vc)
     MPIDI_CH3I_Hy_contact_t ours;
     int len;
     iwv_qp *qp;
-    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);  /* unless the connect starts */
-    if (!(qp = new_qp(vc)))
+    if (!(qp = new_qp(vc))) {
+        MPIDI_CH3I_Hy_qp_failed(vc);
         return;
+    }
     ours = our_contact(qp);
     len = hy_write_identity(id, sizeof(id), MPIDI_Process.my_pg_rank,
                             (const char *) MPIDI_Process.my_pg->id, &ours);
-    if (len < 0) {
-        destroy_qp(qp);
-        return;
-    }
     p = conn_param(id, len);
-    if (iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) != 0) {
-        complain("cannot connect a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
+    if (len < 0 || iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) != 0) {
+        if (len >= 0)
+            complain("cannot connect a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         destroy_qp(qp);
+        MPIDI_CH3I_Hy_qp_failed(vc);
         return;
     }
     use_qp(vc, qp);
@@ -256,18 +254,17 @@ static void ask_for_connect(MPIDI_VC_t * vc)
     pkt.type = MPIDI_CH3_PKT_HY_CONNECT_ME;
     /* Not held behind RDMA transfers (there are none yet to this peer) and order-free. */
     if (ops.send_now(vc, &pkt, sizeof(pkt)) != MPI_SUCCESS) {
-        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
+        MPIDI_CH3I_Hy_qp_failed(vc);
         return;
     }
     MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
 }
 
-/* No QP yet, and all it takes to make one: the peer's contact, our RNIC, a process group to
- * name ourselves by. */
+/* No QP yet, and all it takes to make one: the peer's contact (IDLE), our RNIC, a process group
+ * to name ourselves by. */
 static int may_connect(MPIDI_VC_t * vc)
 {
-    return vc->ch.hy.state == MPIDI_CH3I_HY_QP_NONE && vc->ch.hy.contact_known && MPIDI_CH3I_Hy_rnic.dev
-        && vc->pg;
+    return vc->ch.hy.state == MPIDI_CH3I_HY_QP_IDLE && MPIDI_CH3I_Hy_rnic.dev && vc->pg;
 }
 
 static int is_lower(MPIDI_VC_t * vc)
@@ -298,11 +295,22 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
 
 void MPIDI_CH3I_Hy_qp_to(MPIDI_VC_t * vc, enum MPIDI_CH3I_Hy_qp_state to)
 {
-    static const char *const names[] = { "none", "connecting", "ready", "failed" };
+    static const char *const names[] = { "no contact", "idle", "connecting", "ready", "failed",
+        "sync asked", "sync answered"
+    };
+    MPIR_Assert(hy_qp_may_go(vc->ch.hy.state, to));
     MPL_DBG_MSG_FMT(MPIDI_CH3_DBG_OTHER, VERBOSE, (MPL_DBG_FDEST, "ch3:hybrid queue pair to rank %d: %s -> %s",
                     vc->pg_rank, names[vc->ch.hy.state], names[to]));
     (void) names;
     vc->ch.hy.state = to;
+}
+
+int MPIDI_CH3I_Hy_qp_failed(MPIDI_VC_t * vc)
+{
+    if (vc->ch.hy.state >= MPIDI_CH3I_HY_QP_FAILED)
+        return 0;
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
+    return 1;
 }
 
 int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc)
@@ -326,8 +334,7 @@ static void on_connect_request(struct iwv_event *ev)
     }
     /* Only the lower side connects; a second connect from it replaces nothing that works, and a
      * peer whose QP broke stays on SCTP (the header counts belong to that QP). */
-    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY ||
-        vc->ch.hy.state == MPIDI_CH3I_HY_QP_FAILED || !(qp = new_qp(vc))) {
+    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state >= MPIDI_CH3I_HY_QP_READY || !(qp = new_qp(vc))) {
         iwv_reject(ev->request, NULL, 0);
         return;
     }
@@ -336,7 +343,7 @@ static void on_connect_request(struct iwv_event *ev)
     if (iwv_accept(ev->request, qp, &p) != 0) {
         complain("cannot accept a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         destroy_qp(qp);
-        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
+        MPIDI_CH3I_Hy_qp_failed(vc);
         return;
     }
     use_qp(vc, qp);
@@ -351,12 +358,12 @@ static void on_event(struct iwv_event *ev)
         on_connect_request(ev);
         return;
     }
-    e = entry_of(ev->qp, 0);
+    e = entry_of(iwv_qp_num(ev->qp));
     if (!e)
         return;
     switch (ev->type) {
         case IWV_EVENT_ESTABLISHED:
-            if (e->vc->ch.hy.qp == e->qp) {
+            if (e->vc->ch.hy.qp == e->qp && e->vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING) {
                 MPIDI_CH3I_Hy_contact_t theirs;
                 hy_wire_status status = hy_parse_contact(ev->private_data, ev->private_data_len, &theirs);
                 if (status != HY_WIRE_OK) {     /* into FAILED: this peer's RMA stays on SCTP */
@@ -375,17 +382,14 @@ static void on_event(struct iwv_event *ev)
         case IWV_EVENT_UNREACHABLE:
         case IWV_EVENT_DISCONNECTED:
         case IWV_EVENT_QP_ERROR:
-            if (e->vc->ch.hy.qp == e->qp) {
-                /* Once: a broken QP reports an error and then its disconnection. Not after
-                 * CH3's close handshake with the peer, which may then close its RNIC. */
-                if (ev->type != IWV_EVENT_REJECTED && e->vc->ch.hy.state != MPIDI_CH3I_HY_QP_FAILED &&
-                    !e->vc->ch.closed) {
-                    char what[128];
-                    snprintf(what, sizeof(what), "the queue pair to rank %d failed, one-sided traffic "
-                             "to it continues over SCTP", e->vc->pg_rank);
-                    complain(what, ev->detail);
-                }
-                MPIDI_CH3I_Hy_qp_to(e->vc, MPIDI_CH3I_HY_QP_FAILED);
+            /* Once: a broken QP reports an error and then its disconnection. Not after CH3's
+             * close handshake with the peer, which may then close its RNIC. */
+            if (e->vc->ch.hy.qp == e->qp && MPIDI_CH3I_Hy_qp_failed(e->vc) &&
+                ev->type != IWV_EVENT_REJECTED && !e->vc->ch.closed) {
+                char what[128];
+                snprintf(what, sizeof(what), "the queue pair to rank %d failed, one-sided traffic "
+                         "to it continues over SCTP", e->vc->pg_rank);
+                complain(what, ev->detail);
             }
             break;
         default:
@@ -393,11 +397,10 @@ static void on_event(struct iwv_event *ev)
     }
 }
 
-/* Caller mode: the RNIC runs here, on the MPI thread (its fd, written by usrsctp's upcalls,
- * wakes a blocked progress wait; drained first, so that later upcalls signal again). */
-/* Drain the RNIC's fd before a round (an upcall after it writes it again), but only after a
- * round that found work and now and then otherwise, not at every poll of the progress engine: it
- * is a system call. Until drained, a readable fd only makes a blocked wait look again. */
+/* Caller mode: the RNIC runs on the MPI thread; its fd, written by usrsctp's upcalls, wakes a
+ * blocked progress wait. Drained before a round (an upcall after that writes it again), but only
+ * after a round that found work and now and then otherwise: it is a system call. Until drained,
+ * a readable fd only makes a blocked wait look again. */
 static void drain_fd(MPIDI_CH3I_Hy_rnic_t * r)
 {
     static unsigned rounds;
@@ -448,7 +451,7 @@ static int rnic_busy(void *arg)
  * it up (to hy_placed.c). Flushed receives (the QP broke or went) only end. */
 static void received(const struct iwv_wc *wc)
 {
-    hy_qp_entry *e = entry_of(NULL, wc->qp_num);
+    hy_qp_entry *e = entry_of(wc->qp_num);
     MPIDI_CH3I_Hy_header_t h;
     unsigned slot;
     if (!e || wc->status != IWV_WC_SUCCESS)
@@ -506,7 +509,7 @@ void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc)
     if (vc->ch.hy.qp)
         iwv_modify_qp(vc->ch.hy.qp, IWV_QPS_ERR);
     if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY || vc->ch.hy.state == MPIDI_CH3I_HY_QP_CONNECTING)
-        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
+        MPIDI_CH3I_Hy_qp_failed(vc);
 }
 
 static int cq_stage(void *arg)
@@ -601,8 +604,8 @@ int MPIDI_CH3I_Hy_finalize(void)
     if (!r->dev)
         return MPI_SUCCESS;
     while (qps) {
-        MPIDI_CH3I_Hy_qp_to(qps->vc, MPIDI_CH3I_HY_QP_FAILED);
-        destroy_qp(qps->qp);
+        MPIDI_CH3I_Hy_qp_failed(qps->vc);
+        destroy_entry(qps);
     }
     iwv_dereg_mr(r->scratch);
     iwv_destroy_cq(r->cq);

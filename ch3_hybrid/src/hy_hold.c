@@ -7,7 +7,7 @@
  * This is the top layer of ch3:hybrid (docs/architecture.md): it fills in ch3:sctp's extension
  * table, gives the RNIC layer its callbacks, and is the one file that calls ch3:sctp's send
  * functions (send_now, send_held). Below it: hy_placed.c (received placed packets and headers),
- * hy_rdma.c (posting transfers), ch3_win_fns.c and hy_memory.c (registrations), hy_device.c. */
+ * hy_rdma.c (posting transfers), hy_window.c and hy_memory.c (registrations), hy_device.c. */
 #include "mpidi_ch3_hybrid.h"
 
 /* Append in issue order. */
@@ -90,8 +90,13 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
         MPIR_Assert(vc->ch.hy.deferred_head == NULL);       /* the asking packet followed them all */
         return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
     }
+    if (vc->ch.hy.state != MPIDI_CH3I_HY_QP_SYNC_ASKED) {
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d answered a queue-pair question this "
+                          "rank did not ask; ignored", vc->pg_rank);
+        return MPI_SUCCESS;
+    }
     vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
-    vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ANSWERED;
+    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ANSWERED);
     int unsure = 0, handled = 0;
     for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
         if (h->on_qp && h->state == MPIDI_CH3I_HY_HELD_FAILED) {
@@ -106,14 +111,17 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
 
 /* Whether the head entry h leaves now (hy_order.h). A header that went on a QP that broke may
  * or may not have been handled: only the peer knows, so it is asked once (QP_SYNC; its
- * QP_SYNC_ACK sets peer_headers_done). */
+ * QP_SYNC_ACK sets peer_headers_done). The QP is given up then: the peer closes its end when it
+ * answers, and so do we (a transfer refused by a full queue leaves the QP READY). */
 static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 {
     hy_head_action a = hy_head_next(h->pending, h->on_qp, h->state == MPIDI_CH3I_HY_HELD_FAILED,
-                                    vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ASKED,
-                                    vc->ch.hy.sync == MPIDI_CH3I_HY_SYNC_ANSWERED);
+                                    vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ASKED,
+                                    vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ANSWERED);
     if (a == HY_HEAD_ASK) {
-        vc->ch.hy.sync = MPIDI_CH3I_HY_SYNC_ASKED;
+        MPIDI_CH3I_Hy_close_qp(vc);
+        MPIDI_CH3I_Hy_qp_failed(vc);
+        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ASKED);
         *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0));
     }
     return a == HY_HEAD_LEAVES;
@@ -186,7 +194,7 @@ static int release(MPIDI_VC_t * vc)
         if (!h->on_qp)
             vc->ch.hy.held_sctp--;
         mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, send_held(vc, h));
-        MPL_free(h);
+        MPIDI_CH3I_Hy_held_free(h);
     }
     return mpi_errno;
 }
@@ -200,18 +208,16 @@ static void completed(const struct iwv_wc *wc)
         if (--h->pending == 0) {
             MPIDI_CH3I_Hy_rnic.in_flight--;
             deregister(h);
-            MPL_free(h);
+            MPIDI_CH3I_Hy_held_free(h);
         }
         return;
     }
     if (wc->status != IWV_WC_SUCCESS) {
         MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_FAILED);
-        if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY) {
-            /* The QP is broken (flushed WRs follow): this peer's RMA goes on SCTP from now on. */
-            MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_FAILED);
+        /* The QP is broken (flushed WRs follow): this peer's RMA goes on SCTP from now on. */
+        if (MPIDI_CH3I_Hy_qp_failed(vc))
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "RDMA to rank %d failed (status %d); its "
                               "one-sided traffic continues over SCTP", vc->pg_rank, (int) wc->status);
-        }
     }
     if (--h->pending == 0)
         MPIDI_CH3I_Hy_rnic.in_flight--;
@@ -241,7 +247,7 @@ static void vc_lost(MPIDI_VC_t * vc, int mpi_errno)
             MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_ABANDONED);
         else {
             deregister(h);
-            MPL_free(h);
+            MPIDI_CH3I_Hy_held_free(h);
         }
         h = next;
     }
@@ -256,10 +262,9 @@ static int no_memory(void)
 /* Hold a request whose header is in sreq->dev.pending_pkt and whose data is iov[1..n). */
 static int hold_request(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec *iov, int n)
 {
-    MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    MPIDI_CH3I_Hy_held *h = MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_HY_HELD_REQUEST);
     if (!h)
         return no_memory();
-    h->kind = MPIDI_CH3I_HY_HELD_REQUEST;
     h->sreq = sreq;
     for (int i = 1; i < n; i++)
         h->iov[i] = iov[i];
@@ -314,14 +319,14 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
         }
         return 1;
     }
-    h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    h = MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_HY_HELD_COPY);
     p = h ? MPL_malloc(total, MPL_MEM_BUFFER) : NULL;
     if (!p) {
-        MPL_free(h);
+        if (h)
+            MPIDI_CH3I_Hy_held_free(h);
         *mpi_errno = no_memory();
         return 1;
     }
-    h->kind = MPIDI_CH3I_HY_HELD_COPY;
     h->buf = p;
     h->len = total;
     for (int i = 0; i < n; i++) {
@@ -344,6 +349,13 @@ static int send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov,
     else if (vc->ch.hy.held_head)
         *mpi_errno = hold_request(vc, sreq, iov, *n);
     return h != NULL || vc->ch.hy.held_head != NULL;    /* taken: posted, or held behind others */
+}
+
+static int finalize(void)
+{
+    int mpi_errno = MPIDI_CH3I_Hy_finalize();
+    MPIDI_CH3I_Hy_held_pool_finalize();
+    return mpi_errno;
 }
 
 static void vc_init(MPIDI_VC_t * vc)
@@ -374,7 +386,7 @@ static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
 const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
     .name = "ch3:hybrid",
     .init = init,
-    .finalize = MPIDI_CH3I_Hy_finalize,
+    .finalize = finalize,
     .vc_init = vc_init,
     .vc_lost = vc_lost,
     .pvars_register = MPIDI_CH3I_Hy_pvars_register,
@@ -384,4 +396,6 @@ const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
     .start_msg = start_msg,
     .send_request = send_request,
     .sent = sent_on_sctp,
+    .win_fns = MPIDI_CH3I_Hy_win_fns,
+    .win_hooks = MPIDI_CH3I_Hy_win_hooks,
 };

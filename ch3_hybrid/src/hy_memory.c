@@ -5,7 +5,7 @@
 #include "mpidi_ch3_hybrid.h"
 
 typedef struct hy_region {
-    struct hy_region *next;
+    struct hy_region *next, *prev;
     struct iwv_mr *mr;
     int allocated;      /* MPI_Alloc_mem's: freed with it */
 } hy_region;
@@ -19,8 +19,7 @@ static hy_region *remember(struct iwv_mr *mr, int allocated)
         return NULL;
     r->mr = mr;
     r->allocated = allocated;
-    r->next = regions;
-    regions = r;
+    DL_PREPEND(regions, r);
     return r;
 }
 
@@ -32,13 +31,13 @@ void MPIDI_CH3I_Hy_remember_region(struct iwv_mr *mr)
 /* Drop the first region of mr (any, or MPI_Alloc_mem's at address `allocated`); 1 if one was. */
 static int forget(struct iwv_mr *mr, const void *allocated)
 {
-    for (hy_region ** p = &regions; *p; p = &(*p)->next)
-        if (allocated ? (*p)->allocated && (*p)->mr->addr == allocated : (*p)->mr == mr) {
-            hy_region *dead = *p;
-            *p = dead->next;
+    hy_region *r;
+    DL_FOREACH(regions, r)
+        if (allocated ? r->allocated && r->mr->addr == allocated : r->mr == mr) {
+            DL_DELETE(regions, r);
             if (allocated)
-                iwv_dereg_mr(dead->mr);
-            MPL_free(dead);
+                iwv_dereg_mr(r->mr);
+            MPL_free(r);
             return 1;
         }
     return 0;
@@ -52,7 +51,8 @@ void MPIDI_CH3I_Hy_forget_region(struct iwv_mr *mr)
 struct iwv_mr *MPIDI_CH3I_Hy_registered(const void *buf, size_t len)
 {
     uintptr_t a = (uintptr_t) buf;
-    for (hy_region * r = regions; r; r = r->next) {
+    hy_region *r;
+    DL_FOREACH(regions, r) {
         uintptr_t base = (uintptr_t) r->mr->addr;
         if (a >= base && len <= r->mr->length && a - base <= r->mr->length - len)
             return r->mr;

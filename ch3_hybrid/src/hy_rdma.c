@@ -18,7 +18,7 @@ static int rdma_usable(MPIDI_VC_t * vc, size_t len, MPI_Aint threshold)
         return 0;
     if (!MPIDI_CH3I_Hy_rnic.dev)
         return 0;
-    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_NONE)
+    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_IDLE)
         MPIDI_CH3I_Hy_connect(vc);      /* on demand; this operation still takes SCTP */
     return MPIDI_CH3I_Hy_qp_ready(vc);
 }
@@ -66,19 +66,58 @@ void MPIDI_CH3I_Hy_held_to(MPIDI_CH3I_Hy_held * h, MPIDI_CH3I_Hy_held_state to)
     h->state = to;
 }
 
+/* Entries come from a list of spares: once it is warm, an operation allocates nothing. */
+#define HY_SPARES_KEPT 256
+static MPIDI_CH3I_Hy_held *spares;
+static int spare_count;
+
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_Hy_held_kind kind)
+{
+    MPIDI_CH3I_Hy_held *h = spares;
+    if (h) {
+        spares = h->next;
+        spare_count--;
+        memset(h, 0, sizeof(*h));
+    } else if (!(h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER))) {
+        return NULL;
+    }
+    h->kind = kind;
+    return h;
+}
+
+void MPIDI_CH3I_Hy_held_free(MPIDI_CH3I_Hy_held * h)
+{
+    if (spare_count >= HY_SPARES_KEPT) {
+        MPL_free(h);
+        return;
+    }
+    h->next = spares;
+    spares = h;
+    spare_count++;
+}
+
+void MPIDI_CH3I_Hy_held_pool_finalize(void)
+{
+    while (spares) {
+        MPIDI_CH3I_Hy_held *h = spares;
+        spares = h->next;
+        MPL_free(h);
+    }
+    spare_count = 0;
+}
+
 static MPIDI_CH3I_Hy_held *new_transfer(MPIDI_CH3I_Hy_held_kind kind, const void *pkt, void *buf,
                                         size_t len)
 {
-    MPIDI_CH3I_Hy_held *h = (MPIDI_CH3I_Hy_held *) MPL_calloc(1, sizeof(*h), MPL_MEM_BUFFER);
+    MPIDI_CH3I_Hy_held *h = MPIDI_CH3I_Hy_held_new(kind);
     if (!h)
         return NULL;
-    h->kind = kind;
     MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_POSTED);
     h->len = len;
     memcpy(&h->pkt, pkt, sizeof(h->pkt));
     h->mr = registration(buf, len, LOCAL_ONLY, &h->own_mr);
     if (!h->mr) {
-        MPL_free(h);
+        MPIDI_CH3I_Hy_held_free(h);
         return NULL;
     }
     return h;
@@ -88,7 +127,7 @@ static void drop_transfer(MPIDI_CH3I_Hy_held * h)
 {
     if (h->own_mr)
         iwv_dereg_mr(h->mr);
-    MPL_free(h);
+    MPIDI_CH3I_Hy_held_free(h);
 }
 
 /* MPICH_HYBRID_TEST_BREAK_QP_AFTER: the QP breaks under the transfer just posted. */
@@ -143,14 +182,14 @@ static int post_write(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, const void *remot
     return post(vc, h, &write, NULL);
 }
 
-/* Headers may go on the QP: the peer's receive count is known and leaves a receive free, no
- * sync is under way, and nothing held to this peer still goes on SCTP (a header must not pass
- * it). */
+/* Headers may go on the QP: the peer's receive count is known and leaves a receive free, the QP
+ * is READY (not failed, nor syncing), and nothing held to this peer still goes on SCTP (a header
+ * must not pass it). */
 static int header_may_go_on_qp(MPIDI_VC_t * vc)
 {
     const MPIDI_CH3I_Hy_vc *hy = &vc->ch.hy;
     return MPIDI_CH3I_Hy_config.header_on_qp &&
-        hy_header_may_use_qp(hy->peer_posted_addr && hy->mem, hy->sync != MPIDI_CH3I_HY_SYNC_NONE,
+        hy_header_may_use_qp(hy->peer_posted_addr && hy->mem, hy->state != MPIDI_CH3I_HY_QP_READY,
                              hy->held_sctp, hy->credit, hy->headers_sent);
 }
 
@@ -221,7 +260,7 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, in
 
 /* Origin buffers of GET_WRITEs registered for that GET alone, until its answer comes. */
 typedef struct hy_get_buffer {
-    struct hy_get_buffer *next;
+    struct hy_get_buffer *next, *prev;
     MPI_Request handle;
     MPIDI_VC_t *target;
     struct iwv_mr *mr;
@@ -231,13 +270,11 @@ static hy_get_buffer *get_buffers = NULL;
 /* Deregister and drop the buffer of GET `handle` (the first), or all those for `target`. */
 static void drop_buffers(MPI_Request handle, MPIDI_VC_t * target)
 {
-    for (hy_get_buffer ** p = &get_buffers; *p;) {
-        hy_get_buffer *b = *p;
-        if (target ? b->target != target : b->handle != handle) {
-            p = &b->next;
+    hy_get_buffer *b, *next;
+    DL_FOREACH_SAFE(get_buffers, b, next) {
+        if (target ? b->target != target : b->handle != handle)
             continue;
-        }
-        *p = b->next;
+        DL_DELETE(get_buffers, b);
         iwv_dereg_mr(b->mr);
         MPL_free(b);
         if (!target)
@@ -274,8 +311,7 @@ static int ask_for_write(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_get_t * get, void 
         kept->handle = get->request_handle;
         kept->target = vc;
         kept->mr = mr;
-        kept->next = get_buffers;
-        get_buffers = kept;
+        DL_PREPEND(get_buffers, kept);
     }
     memset(pkt, 0, sizeof(*pkt));
     pkt->hy_get_write.get = *get;

@@ -4,6 +4,16 @@
  * gets no STag, so its operations stay on the SCTP path. */
 #include "mpidi_ch3_hybrid.h"
 #include "mpidrma.h"
+#include "uthash.h"
+
+/* A peer's registered window, in its VC's table (vc->ch.hy.windows, by handle). */
+typedef struct MPIDI_CH3I_Hy_remote_win {
+    UT_hash_handle hh;
+    MPI_Win handle;            /* the peer's window handle, as CH3 packets name it */
+    uintptr_t base;
+    MPI_Aint size;
+    uint32_t stag;
+} MPIDI_CH3I_Hy_remote_win;
 
 /* What each member contributes at window creation. */
 typedef struct {
@@ -14,39 +24,36 @@ typedef struct {
 
 static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Aint size, uint32_t stag)
 {
-    MPIDI_CH3I_Hy_remote_win *w = MPL_malloc(sizeof(*w), MPL_MEM_RMA);
-    if (!w)
-        return; /* its operations take the SCTP path */
-    w->handle = handle;
+    MPIDI_CH3I_Hy_remote_win *w;
+    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
+    if (!w) {
+        if (!(w = MPL_malloc(sizeof(*w), MPL_MEM_RMA)))
+            return;     /* its operations take the SCTP path */
+        w->handle = handle;
+        HASH_ADD_INT(vc->ch.hy.windows, handle, w, MPL_MEM_RMA);
+    }
     w->base = (uintptr_t) base;
     w->size = size;
     w->stag = stag;
-    w->next = vc->ch.hy.windows;
-    vc->ch.hy.windows = w;
 }
 
 static void forget_window(MPIDI_VC_t * vc, MPI_Win handle)
 {
-    MPIDI_CH3I_Hy_remote_win **p = &vc->ch.hy.windows;
-    while (*p) {
-        if ((*p)->handle == handle) {
-            MPIDI_CH3I_Hy_remote_win *dead = *p;
-            *p = dead->next;
-            MPL_free(dead);
-        } else {
-            p = &(*p)->next;
-        }
+    MPIDI_CH3I_Hy_remote_win *w;
+    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
+    if (w) {
+        HASH_DEL(vc->ch.hy.windows, w);
+        MPL_free(w);
     }
 }
 
 uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len)
 {
     uintptr_t a = (uintptr_t) addr;
-    for (MPIDI_CH3I_Hy_remote_win * w = vc->ch.hy.windows; w; w = w->next)
-        if (w->handle == handle)
-            return a >= w->base && len <= (size_t) w->size && a - w->base <= (size_t) w->size - len
-                ? w->stag : 0;
-    return 0;
+    MPIDI_CH3I_Hy_remote_win *w;
+    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
+    return w && a >= w->base && len <= (size_t) w->size && a - w->base <= (size_t) w->size - len
+        ? w->stag : 0;
 }
 
 static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * info,
@@ -91,11 +98,11 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
             continue;
         MPIDI_Comm_get_vc(comm, i, &vc);
         all[i].addr[sizeof(all[i].addr) - 1] = '\0';
-        if (!vc->ch.hy.contact_known) {
+        if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_NO_CONTACT) {
             strcpy(vc->ch.hy.addr, all[i].addr);
             vc->ch.hy.sctp_port = all[i].sctp_port;
             vc->ch.hy.udp_port = all[i].udp_port;
-            vc->ch.hy.contact_known = 1;
+            MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_IDLE);
         }
         if (all[i].stag)
             remember_window(vc, (*win_ptr)->basic_info_table[i].win_handle,
@@ -138,23 +145,13 @@ static int hy_win_free(MPIR_Win ** win_ptr)
     return MPI_SUCCESS;
 }
 
-int MPIDI_CH3_Win_fns_init(MPIDI_CH3U_Win_fns_t * win_fns)
+void MPIDI_CH3I_Hy_win_fns(MPIDI_CH3U_Win_fns_t * win_fns)
 {
     win_fns->gather_info = hy_gather_info;
-    return MPI_SUCCESS;
 }
 
-int MPIDI_CH3_Win_hooks_init(MPIDI_CH3U_Win_hooks_t * win_hooks)
+void MPIDI_CH3I_Hy_win_hooks(MPIDI_CH3U_Win_hooks_t * win_hooks)
 {
     win_hooks->win_init = hy_win_init;
     win_hooks->win_free = hy_win_free;
-    return MPI_SUCCESS;
-}
-
-int MPIDI_CH3_Win_pkt_orderings_init(MPIDI_CH3U_Win_pkt_ordering_t * win_pkt_orderings)
-{
-    /* Every CH3 packet still travels on the SCTP path in issue order (RDMA-carried operations
-     * send their header only once the data is placed): flushes stay ordered. */
-    win_pkt_orderings->am_flush_ordered = 1;
-    return MPI_SUCCESS;
 }

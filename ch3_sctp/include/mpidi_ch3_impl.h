@@ -62,8 +62,8 @@ extern int MPIDI_CH3I_pending_errno; /* error raised inside a callback, returned
 void MPIDI_CH3I_Raise_error(int mpi_errno); /* inside a callback: keep the first error */
 /* Diagnostics, the one way both channels speak to the user: one stderr line "[<channel>] rank
  * R: <text>". ERROR: the user must see it (a refused setting, a failed start). NOTICE: a peer is
- * gone or the channel recovered from a failure (a lost rank, a broken queue pair); setting
- * MPICH_SCTP_QUIET silences these, for runs that provoke failures on purpose. Developer tracing
+ * gone or the channel recovered from a failure (a lost rank, a broken queue pair);
+ * MPIR_CVAR_CH3_SCTP_NOTICES=0 silences these, for runs that provoke failures on purpose. Developer tracing
  * goes to MPICH's debug log (MPL_DBG), not here. */
 enum { MPIDI_CH3I_REPORT_ERROR, MPIDI_CH3I_REPORT_NOTICE };
 void MPIDI_CH3I_Report(int level, const char *format, ...) __attribute__ ((format(printf, 2, 3)));
@@ -80,8 +80,10 @@ int MPIDI_CH3I_Progress_init(void);
 int MPIDI_CH3I_Progress_finalize(void);
 
 /* ---- The extension interface: the hook points a channel built on these sources fills in ----
- * ch3:hybrid's table is in ch3_hybrid/src/hy_hold.c; ch3:sctp's is empty (ch3_win_fns.c, the one
- * file only ch3:sctp builds). A NULL hook is skipped. Hooks run where CH3's lock is held. */
+ * ch3:hybrid's table is in ch3_hybrid/src/hy_hold.c; ch3:sctp's is empty (ch3_no_ext.c, the one
+ * file only ch3:sctp builds). A NULL hook is skipped. Hooks run where CH3's lock is held.
+ * Return convention: a hook that can fail returns an mpi_errno; a send hook also says whether it
+ * took the send (its return value), so its mpi_errno goes through a pointer. */
 typedef struct {
     const char *name;           /* in diagnostics; NULL: "ch3:sctp" */
     int (*init) (void);         /* MPIDI_CH3_Init, before the transport opens: an mpi_errno */
@@ -101,6 +103,9 @@ typedef struct {
     int (*send_request) (MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec * iov, int *n,
                          int *mpi_errno);
     void (*sent) (MPIDI_VC_t * vc, const sctpm_key * key);      /* a message went to the transport */
+    /* RMA: CH3's window functions and hooks, changed where the extension needs (ch3_win_fns.c). */
+    void (*win_fns) (MPIDI_CH3U_Win_fns_t * fns);
+    void (*win_hooks) (MPIDI_CH3U_Win_hooks_t * hooks);
 } MPIDI_CH3I_Ext_t;
 extern const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext;
 

@@ -1,10 +1,7 @@
-/* ch3:sctp: progress macros and the eager threshold. */
+/* ch3:sctp: progress macros. (The eager threshold is CH3's MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, or
+ * MPIR_CVAR_CH3_SCTP_EAGER_MAX when set: ch3_init.c.) */
 #ifndef MPIDI_CH3_POST_H_INCLUDED
 #define MPIDI_CH3_POST_H_INCLUDED
-
-#if !defined(MPIDI_CH3_EAGER_MAX_MSG_SIZE)
-#define MPIDI_CH3_EAGER_MAX_MSG_SIZE (64 * 1024)
-#endif
 
 #define MPIDI_CH3_Progress_start(progress_state_)                                    \
     {                                                                                \

@@ -340,6 +340,17 @@ cvars:
         after this long blocked without any transport progress, print every peer's state to stderr
         once (a hang diagnostic), 0 = off (s, 0..86400). Unset: 0.
 
+    - name        : MPIR_CVAR_CH3_SCTP_NOTICES
+      category    : CH3_SCTP
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        print the channel's notices on stderr: a peer is lost, a queue pair broke, traffic
+        recovered on another path (false: only errors, for runs that provoke failures on purpose).
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 #include "mpidi_ch3_impl.h"

@@ -25,12 +25,9 @@ static sctpm_callbacks callbacks = {
 
 void MPIDI_CH3I_Report(int level, const char *format, ...)
 {
-    static int quiet = -1;      /* read once: a report may come before MPI_Init has finished */
     char text[1024];
     va_list args;
-    if (quiet < 0)
-        quiet = getenv("MPICH_SCTP_QUIET") != NULL;
-    if (quiet && level == MPIDI_CH3I_REPORT_NOTICE)
+    if (level == MPIDI_CH3I_REPORT_NOTICE && !MPIR_CVAR_CH3_SCTP_NOTICES)
         return;
     va_start(args, format);
     vsnprintf(text, sizeof(text), format, args);

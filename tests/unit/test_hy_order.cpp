@@ -25,6 +25,39 @@ TEST(HyOrder, CountersCompareAcrossTheWrap)
     EXPECT_FALSE(hy_reached(0xfffffffeu, 2));
 }
 
+TEST(HyOrder, QueuePairMachineHasOnlyItsTransitions)
+{
+    using S = MPIDI_CH3I_Hy_qp_state;
+    const S all[] = {MPIDI_CH3I_HY_QP_NO_CONTACT, MPIDI_CH3I_HY_QP_IDLE,        MPIDI_CH3I_HY_QP_CONNECTING,
+                     MPIDI_CH3I_HY_QP_READY,      MPIDI_CH3I_HY_QP_FAILED,      MPIDI_CH3I_HY_QP_SYNC_ASKED,
+                     MPIDI_CH3I_HY_QP_SYNC_ANSWERED};
+    const std::vector<std::pair<S, S>> allowed = {
+        {MPIDI_CH3I_HY_QP_NO_CONTACT, MPIDI_CH3I_HY_QP_IDLE},        // a window told us the contact
+        {MPIDI_CH3I_HY_QP_NO_CONTACT, MPIDI_CH3I_HY_QP_READY},       // the peer connected first
+        {MPIDI_CH3I_HY_QP_NO_CONTACT, MPIDI_CH3I_HY_QP_FAILED},
+        {MPIDI_CH3I_HY_QP_IDLE, MPIDI_CH3I_HY_QP_CONNECTING},
+        {MPIDI_CH3I_HY_QP_IDLE, MPIDI_CH3I_HY_QP_READY},
+        {MPIDI_CH3I_HY_QP_IDLE, MPIDI_CH3I_HY_QP_FAILED},
+        {MPIDI_CH3I_HY_QP_CONNECTING, MPIDI_CH3I_HY_QP_READY},
+        {MPIDI_CH3I_HY_QP_CONNECTING, MPIDI_CH3I_HY_QP_FAILED},
+        {MPIDI_CH3I_HY_QP_READY, MPIDI_CH3I_HY_QP_FAILED},
+        {MPIDI_CH3I_HY_QP_FAILED, MPIDI_CH3I_HY_QP_SYNC_ASKED},
+        {MPIDI_CH3I_HY_QP_SYNC_ASKED, MPIDI_CH3I_HY_QP_SYNC_ANSWERED},
+    };
+    int yes = 0;
+    for (S from : all)
+        for (S to : all) {
+            bool listed = false;
+            for (const auto& t : allowed)
+                listed = listed || (t.first == from && t.second == to);
+            EXPECT_EQ(hy_qp_may_go(from, to) != 0, listed) << from << " -> " << to;
+            yes += listed;
+        }
+    EXPECT_EQ(yes, 11);
+    EXPECT_FALSE(hy_qp_may_go(MPIDI_CH3I_HY_QP_FAILED, MPIDI_CH3I_HY_QP_READY)); // a broken QP stays broken
+    EXPECT_FALSE(hy_qp_may_go(static_cast<S>(7), MPIDI_CH3I_HY_QP_IDLE));
+}
+
 TEST(HyOrder, HeaderRunsOnceItsControlPacketsAreHandled)
 {
     EXPECT_FALSE(hy_header_may_run(2, 3));
@@ -48,7 +81,7 @@ TEST(HyOrder, HeaderTakesTheQpOnlyWhenNothingEarlierWaitsForSctp)
 {
     EXPECT_TRUE(hy_header_may_use_qp(1, 0, 0, 5, 4));
     EXPECT_FALSE(hy_header_may_use_qp(0, 0, 0, 5, 4)); // the peer's receive count is unknown
-    EXPECT_FALSE(hy_header_may_use_qp(1, 1, 0, 5, 4)); // a sync is under way
+    EXPECT_FALSE(hy_header_may_use_qp(1, 1, 0, 5, 4)); // the QP failed, or is syncing after that
     EXPECT_FALSE(hy_header_may_use_qp(1, 0, 1, 5, 4)); // it would pass a held SCTP packet
     EXPECT_FALSE(hy_header_may_use_qp(1, 0, 0, 4, 4)); // no credit
 }
