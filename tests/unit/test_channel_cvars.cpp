@@ -1,5 +1,6 @@
 // The channel's MPI_T control variables (ch3_sctp/src/ch3_cvars.c) must name every transport
-// setting, and only those: a setting added to src/settings.cpp without its CVAR fails here.
+// setting, and only those besides the channel's own: a setting added to src/settings.cpp without
+// its CVAR fails here.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -41,7 +42,8 @@ std::set<std::string> matches(const std::string& text, const std::regex& re) {
 TEST(ChannelCvars, BlockAndTableListEverySetting) {
     const std::string text = read_file(CHANNEL_CVARS_FILE);
     ASSERT_FALSE(text.empty()) << "cannot read " << CHANNEL_CVARS_FILE;
-    std::set<std::string> want_names, want_keys;
+    // The channel's own, read by the channel rather than handed to the transport.
+    std::set<std::string> want_names = {"MPIR_CVAR_CH3_SCTP_NOTICES"}, want_keys;
     for (const char* const* k = sctpm_config_keys(); *k; ++k) {
         want_keys.insert(*k);
         want_names.insert("MPIR_CVAR_CH3_SCTP_" + upper(*k));
