@@ -64,6 +64,7 @@ typedef struct {
     int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
     long break_qp_after;   /* tests only (MPICH_HYBRID_TEST_BREAK_QP_AFTER): after this many RDMA
                             * transfers, put the last one's QP into ERR while they are in flight */
+    int max_qps;           /* tests only (MPICH_HYBRID_TEST_MAX_QPS): the CQ's room, in QPs (0: all) */
 } MPIDI_CH3I_Hy_config_t;
 extern MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config;
 int MPIDI_CH3I_Hy_read_cvars(void);

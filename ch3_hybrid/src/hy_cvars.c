@@ -130,6 +130,10 @@ int MPIDI_CH3I_Hy_read_cvars(void)
      * while its peer lives, so that the recovery of RDMA transfers in flight can be tested. */
     if (getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"))
         c->break_qp_after = atol(getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"));
+    /* ... and a completion queue with room for this many queue pairs only, so that peers past it
+     * are tested on SCTP. */
+    if (getenv("MPICH_HYBRID_TEST_MAX_QPS"))
+        c->max_qps = atoi(getenv("MPICH_HYBRID_TEST_MAX_QPS"));
     if (c->put_threshold < 1 || c->get_threshold < 1) {
         snprintf(number, sizeof(number), "%ld", (long) (c->put_threshold < 1 ? c->put_threshold : c->get_threshold));
         return bad_setting("MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD and _GET_THRESHOLD must be at least 1 (byte)", number);

@@ -19,8 +19,13 @@ void MPIDI_CH3I_Hy_device_init(const MPIDI_CH3I_Hy_device_ops_t * above)
     ops = *above;
 }
 
-#define HY_CQ_ENTRIES 65536
 #define HY_QP_SEND_WRS 1024     /* a full send queue sends further operations on SCTP */
+/* The CQ cannot overflow: every work request completes once, so a QP makes at most HY_QP_CQES
+ * entries, and a QP is created only while the CQ has room for all of its (an entry costs memory
+ * only when it exists). Past HY_CQ_ENTRIES / HY_QP_CQES = 963 QPs, peers stay on SCTP. */
+#define HY_QP_CQES (HY_QP_SEND_WRS + MPIDI_CH3I_HY_HEADER_CREDITS)
+#define HY_CQ_ENTRIES (1 << 20)
+static int cq_reserved;         /* HY_QP_CQES per live QP entry */
 #define HY_READ_DEPTH 16        /* RDMA Reads in flight per QP (IRD and ORD) */
 
 #define HY_CREDITS MPIDI_CH3I_HY_HEADER_CREDITS
@@ -86,6 +91,7 @@ static int post_header_recv(hy_qp_entry * e, unsigned i)
 
 static void free_entry(hy_qp_entry * e)
 {
+    cq_reserved -= HY_QP_CQES;
     if (e->qp)
         iwv_destroy_qp(e->qp);
     if (e->mr)
@@ -99,9 +105,18 @@ static iwv_qp *new_qp(MPIDI_VC_t * vc)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
     struct iwv_qp_init_attr attr;
-    hy_qp_entry *e = MPL_calloc(1, sizeof(*e), MPL_MEM_OTHER);
-    if (!e)
+    hy_qp_entry *e;
+    const int room = MPIDI_CH3I_Hy_config.max_qps > 0 ? MPIDI_CH3I_Hy_config.max_qps * HY_QP_CQES : HY_CQ_ENTRIES;
+    if (cq_reserved + HY_QP_CQES > room) {
+        char what[160];
+        snprintf(what, sizeof(what), "no queue pair to rank %d: the completion queue has room for "
+                 "%d queue pairs; its one-sided traffic goes over SCTP", vc->pg_rank, cq_reserved / HY_QP_CQES);
+        complain(what, NULL);
         return NULL;
+    }
+    if (!(e = MPL_calloc(1, sizeof(*e), MPL_MEM_OTHER)))
+        return NULL;
+    cq_reserved += HY_QP_CQES;
     memset(&attr, 0, sizeof(attr));
     attr.qp_context = vc;
     attr.send_cq = attr.recv_cq = r->cq;
@@ -497,10 +512,8 @@ int MPIDI_CH3I_Hy_poll_cq(void)
         iwv_req_notify_cq(r->cq, 0);
     }
     polling = 0;
-    if (n < 0) {
-        complain("the RDMA completion queue overflowed", NULL);
-        MPID_Abort(NULL, MPI_ERR_INTERN, 1, "ch3:hybrid: RDMA completion queue overflow");
-    }
+    if (n < 0)  /* cannot happen: QPs are created only within the CQ's room (new_qp) */
+        MPID_Abort(NULL, MPI_ERR_INTERN, 1, "ch3:hybrid: internal error: RDMA completion queue overflow");
     return taken;
 }
 
