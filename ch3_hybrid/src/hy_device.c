@@ -108,10 +108,9 @@ static iwv_qp *new_qp(MPIDI_VC_t * vc)
     hy_qp_entry *e;
     const int room = MPIDI_CH3I_Hy_config.max_qps > 0 ? MPIDI_CH3I_Hy_config.max_qps * HY_QP_CQES : HY_CQ_ENTRIES;
     if (cq_reserved + HY_QP_CQES > room) {
-        char what[160];
-        snprintf(what, sizeof(what), "no queue pair to rank %d: the completion queue has room for "
-                 "%d queue pairs; its one-sided traffic goes over SCTP", vc->pg_rank, cq_reserved / HY_QP_CQES);
-        complain(what, NULL);
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "no queue pair to rank %d: the completion queue "
+                          "has room for %d queue pairs; its one-sided traffic goes over SCTP",
+                          vc->pg_rank, cq_reserved / HY_QP_CQES);
         return NULL;
     }
     if (!(e = MPL_calloc(1, sizeof(*e), MPL_MEM_OTHER)))
@@ -249,16 +248,17 @@ static void connect_to(MPIDI_VC_t * vc)
     ours = our_contact(qp);
     len = hy_write_identity(id, sizeof(id), MPIDI_Process.my_pg_rank,
                             (const char *) MPIDI_Process.my_pg->id, &ours);
-    p = conn_param(id, len);
-    if (len < 0 || iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) != 0) {
-        if (len >= 0)
-            complain("cannot connect a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
-        destroy_qp(qp);
-        MPIDI_CH3I_Hy_qp_failed(vc);
-        return;
+    if (len >= 0) {
+        p = conn_param(id, len);
+        if (iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) == 0) {
+            use_qp(vc, qp);
+            MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
+            return;
+        }
+        complain("cannot connect a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
     }
-    use_qp(vc, qp);
-    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
+    destroy_qp(qp);
+    MPIDI_CH3I_Hy_qp_failed(vc);
 }
 
 /* The higher side of a pair waits for the lower one's connect (CONNECTING without a QP). */

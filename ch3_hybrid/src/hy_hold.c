@@ -127,8 +127,7 @@ static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
                                     vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ASKED,
                                     vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ANSWERED);
     if (a == HY_HEAD_ASK) {
-        MPIDI_CH3I_Hy_close_qp(vc);
-        MPIDI_CH3I_Hy_qp_failed(vc);
+        MPIDI_CH3I_Hy_close_qp(vc);     /* READY (or already FAILED) -> FAILED */
         MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ASKED);
         *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0));
     }
