@@ -1,7 +1,8 @@
-// Business card text: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]".
+// Business card text: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...][;key=<hex>]".
 #include "card.hpp"
 
 #include "error.hpp"
+#include "hello_auth.hpp"
 
 #include <arpa/inet.h>
 
@@ -38,32 +39,18 @@ public:
         card.udp_port = port("udp");
         card.sctp_port = port("sctp");
         card.addresses = addresses();
+        card.key = key();
         return card;
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what) const { throw Error("card '" + printable(text_) + "': " + what); }
-
-    // Bytes from the network go into messages with control bytes as \xNN.
-    static std::string printable(const std::string& text) {
-        std::string out;
-        for (unsigned char c : text) {
-            if (c >= 0x20 && c != 0x7f) {
-                out += static_cast<char>(c);
-            } else {
-                char hex[5];
-                std::snprintf(hex, sizeof hex, "\\x%02x", c);
-                out += hex;
-            }
-        }
-        return out;
-    }
+    [[noreturn]] void fail(const std::string& what) const { throw Error("card '" + printable_text(text_) + "': " + what); }
 
     void add_field(const std::string& field) {
         size_t eq = field.find('=');
         if (eq == std::string::npos) fail("field '" + field + "' is not key=value");
         std::string key = field.substr(0, eq);
-        if (key != "udp" && key != "sctp" && key != "addr") fail("unknown key '" + key + "'");
+        if (key != "udp" && key != "sctp" && key != "addr" && key != "key") fail("unknown key '" + key + "'");
         if (!values_.emplace(key, field.substr(eq + 1)).second) fail("duplicate key '" + key + "'");
     }
 
@@ -79,6 +66,17 @@ private:
         unsigned long n = digits ? std::stoul(v) : 0;
         if (n < 1 || n > 65535) fail(key + " port '" + v + "' is not a number in 1..65535");
         return static_cast<uint16_t>(n);
+    }
+
+    std::string key() const {
+        auto it = values_.find("key");
+        if (it == values_.end()) return "";
+        const std::string& v = it->second;
+        if (v.size() != 2 * kAuthKeyBytes || v.find_first_not_of("0123456789abcdef") != std::string::npos)
+            fail("key '" + v + "' is not " + std::to_string(2 * kAuthKeyBytes) + " lower-case hex digits");
+        std::string raw;
+        for (size_t i = 0; i < v.size(); i += 2) raw += static_cast<char>(std::stoi(v.substr(i, 2), nullptr, 16));
+        return raw;
     }
 
     std::vector<std::string> addresses() const {
@@ -107,6 +105,14 @@ std::string format_card(const Card& card) {
     std::string text = std::string(version) + ";udp=" + std::to_string(card.udp_port) +
                        ";sctp=" + std::to_string(card.sctp_port) + ";addr=";
     for (size_t i = 0; i < card.addresses.size(); ++i) text += (i ? "," : "") + card.addresses[i];
+    if (!card.key.empty()) {
+        text += ";key=";
+        for (unsigned char c : card.key) {
+            char hex[3];
+            std::snprintf(hex, sizeof hex, "%02x", c);
+            text += hex;
+        }
+    }
     return text;
 }
 

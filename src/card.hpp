@@ -11,13 +11,17 @@ struct Card {
     uint16_t udp_port = 0;              // UDP encapsulation port of the peer's stack
     uint16_t sctp_port = 0;             // SCTP port of the peer's socket
     std::vector<std::string> addresses; // IPv4/IPv6 in plain text form, primary first
+    // The process's link key (hello_auth.hpp), raw bytes. Empty in a card taken from a hello,
+    // which never carries it: a peer made from such a card can answer but not open links.
+    std::string key;
 };
 
-// "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]"  (IPv6 addresses appear in plain text form; ',' separates)
+// "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...][;key=<32 hex digits>]"  (IPv6 addresses appear
+// in plain text form; ',' separates)
 std::string format_card(const Card&);
 
 // Throws sctpm::Error naming the card text and the bad field: a NUL byte, wrong prefix/version, missing or duplicate key,
-// unknown key, port not a number in 1..65535, no address, an address that is neither IPv4 nor IPv6 (inet_pton).
+// unknown key, port not a number in 1..65535, a key that is not 32 hex digits, no address, an address that is neither IPv4 nor IPv6 (inet_pton).
 // Addresses are stored in their normalised (inet_ntop) form.
 Card parse_card(const std::string& text);
 

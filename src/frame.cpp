@@ -1,5 +1,6 @@
 // Fragment header codec and the per-stream fragment sequencer (see frame.hpp for the layout).
 #include "frame.hpp"
+#include "hello_auth.hpp"
 
 #include <cstdio>
 
@@ -51,7 +52,7 @@ std::string check_fields(const uint8_t* b) {
         return "frame: bad magic " + hex(magic, 4);
     if (b[2] != kFrameVersion)
         return "frame: unsupported version " + dec(b[2]);
-    if (b[3] != uint8_t(FrameKind::data) && b[3] != uint8_t(FrameKind::hello))
+    if (b[3] > uint8_t(FrameKind::proof))
         return "frame: bad kind " + dec(b[3]);
     if (b[4] & ~(kFrameFirst | kFrameLast))
         return "frame: bad flags " + hex(b[4], 2) + " (only first 0x01 and last 0x02 exist)";
@@ -90,13 +91,17 @@ std::string check_flags(const FrameHeader& h) {
     return "";
 }
 
-std::string check_hello(const FrameHeader& h) {
-    if (h.kind != FrameKind::hello)
+std::string check_control(const FrameHeader& h) {
+    if (!h.control())
         return "";
+    const char* name = h.kind == FrameKind::hello ? "hello" : h.kind == FrameKind::challenge ? "challenge" : "proof";
     if (h.flags != (kFrameFirst | kFrameLast))
-        return "frame: hello must be one fragment, flags " + hex(h.flags, 2);
-    if (h.frag_len > kMaxHelloBytes)
+        return std::string("frame: ") + name + " must be one fragment, flags " + hex(h.flags, 2);
+    if (h.kind == FrameKind::hello && h.frag_len > kMaxHelloBytes)
         return "frame: hello of " + dec(h.frag_len) + " bytes exceeds " + dec(kMaxHelloBytes);
+    const size_t size = h.kind == FrameKind::challenge ? kChallengeBytes : kProofBytes;
+    if (h.kind != FrameKind::hello && h.frag_len != size)
+        return std::string("frame: ") + name + " of " + dec(h.frag_len) + " bytes, it has " + dec(size);
     return "";
 }
 
@@ -111,7 +116,7 @@ std::string header_error(const uint8_t* b, size_t len, const FrameLimits& limits
         return err;
     if (auto err = check_flags(h); !err.empty())
         return err;
-    return check_hello(h);
+    return check_control(h);
 }
 
 // Sequencer checks. They repeat the decoder's where the sequencer's own soundness depends on them
@@ -183,8 +188,8 @@ std::optional<FrameHeader> decode_frame_header(const uint8_t* bytes, size_t len,
 }
 
 std::string FrameSequencer::accept(const FrameHeader& h) {
-    if (h.kind == FrameKind::hello)
-        return in_message_ ? "frame: hello inside a message" + open_message(*this) : "";
+    if (h.control())
+        return in_message_ ? "frame: control frame inside a message" + open_message(*this) : "";
     std::string err = h.first() ? start_error(*this, h) : continuation_error(*this, h);
     if (!err.empty())
         return err;

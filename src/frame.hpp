@@ -1,7 +1,7 @@
 // Wire format of one fragment: a fixed 32-byte header (network byte order) followed by
 // frag_len payload bytes, sent as one SCTP message.
 //
-//   0 u16 magic 0x5343 ('SC')   2 u8 version (1)   3 u8 kind (0 data, 1 hello)
+//   0 u16 magic 0x5343 ('SC')   2 u8 version (1)   3 u8 kind (0 data, 1 hello, 2 challenge, 3 proof)
 //   4 u8 flags (1 first, 2 last) 5 u8 link          6 u16 domain (ordering domain of seq)
 //   8 u32 seq (per sender and ordering domain)      12 u32 frag_len
 //  16 u64 total (message length)                   24 u64 offset (of this fragment's payload)
@@ -9,6 +9,7 @@
 // Links: several logical connections share one association (usrsctp allows one per pair of
 // endpoints). The side that opens a link numbers it 0..127 and says hello on it; its frames carry
 // the number, the other side's frames on that link carry number | kLinkOpenedByReceiver.
+// Hello, challenge and proof are control frames of one fragment each (hello_auth.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +25,7 @@ constexpr uint32_t kMaxHelloBytes = 4096;
 constexpr uint8_t kLinkOpenedByReceiver = 0x80; // link byte bit: the receiver of the frame opened the link
 constexpr unsigned kMaxLinks = 128;              // link numbers one side can open per association
 
-enum class FrameKind : uint8_t { data = 0, hello = 1 };
+enum class FrameKind : uint8_t { data = 0, hello = 1, challenge = 2, proof = 3 };
 enum FrameFlags : uint8_t { kFrameFirst = 1, kFrameLast = 2 };
 
 struct FrameHeader {
@@ -38,6 +39,7 @@ struct FrameHeader {
     uint64_t offset = 0;
 
     bool first() const { return flags & kFrameFirst; }
+    bool control() const { return kind != FrameKind::data; }
     bool last() const { return flags & kFrameLast; }
 };
 
@@ -49,7 +51,7 @@ struct FrameLimits {
 void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
 
 // Decodes and checks one header on its own (magic, version, kind, flags consistent with
-// offset/total, domain range, no 64-bit overflow, limits, hello shape; every link byte is valid).
+// offset/total, domain range, no 64-bit overflow, limits, control frames' shape; every link byte is valid).
 // On failure returns nullopt and sets *why to a message naming the field and the value.
 std::optional<FrameHeader> decode_frame_header(const uint8_t* bytes, size_t len,
                                                const FrameLimits& limits, std::string* why);

@@ -70,6 +70,10 @@ struct Peer {
     // (the remote holds only pre_hello_bytes for a link it cannot name yet).
     bool link_known = false;
     std::string hello;   // our introduction on this association if not the transport's default
+    // Our link's proof of membership (hello_auth.hpp): the nonce our hello carried, and whether we
+    // still wait for the remote's challenge (until it is answered only the hello goes out).
+    std::string hello_nonce;
+    bool awaiting_challenge = false;
     std::string failure; // why the peer failed
 
     std::vector<uint32_t> tx_seq;                           // per domain
@@ -108,9 +112,16 @@ struct LinkKey {
 // until the stack's final notification about it.
 struct AssocEntry {
     using Held = std::vector<std::pair<uint16_t, std::string>>; // (stream, whole SCTP message)
+    // A link whose hello we answered with a challenge: it stays anonymous until its proof.
+    struct Challenge {
+        std::string nonce_opener, nonce_acceptor, blob, card;
+        uint64_t cost = 0; // counted in pending_bytes
+    };
     std::map<uint8_t, sctpm_peer> links; // by LinkKey::incoming_byte()
     std::map<uint8_t, Held> pending;     // messages of anonymous links, by LinkKey::incoming_byte()
-    uint64_t pending_bytes = 0;          // what `pending` holds, against pre_hello_bytes
+    std::map<uint8_t, Challenge> challenges; // by LinkKey::incoming_byte()
+    uint64_t pending_bytes = 0;          // what `pending` and `challenges` hold, against pre_hello_bytes
+    std::deque<std::string> control_out; // challenge frames the stack has not taken yet
     unsigned next_link = 0;              // number of the next link this side opens
     bool up = false;                     // COMM_UP seen
     uint64_t messages_read = 0;          // SCTP data messages begun by a read (stall report)

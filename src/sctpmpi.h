@@ -181,11 +181,13 @@ int sctpm_peer_stats_get(const sctpm_transport *t, sctpm_peer p, sctpm_peer_stat
 /* Bytes that remotes made this process hold before the receiver took them, against the bounds
  * pre_hello_bytes (frames of links whose hello has not arrived) and reorder_bytes (messages
  * ahead of their turn): held now over all associations / all peers, the most one association /
- * one peer ever held, and the associations aborted for passing a bound. */
+ * one peer ever held, and the associations aborted for passing a bound; also the associations
+ * aborted for a failed proof of membership (setting auth). */
 typedef struct {
     uint64_t pre_hello_bytes, pre_hello_peak;
     uint64_t reorder_bytes, reorder_peak;
     uint64_t bound_aborts;
+    uint64_t auth_failures;
 } sctpm_held_stats;
 void sctpm_held_stats_get(const sctpm_transport *t, sctpm_held_stats *out);
 

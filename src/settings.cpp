@@ -123,6 +123,12 @@ StreamPolicy parse_policy(const std::string& name, const std::string& value) {
     fail(name, value, "is not a stream policy (single|context|context_tag)");
 }
 
+AuthMode parse_auth(const std::string& name, const std::string& value) {
+    for (auto m : {AuthMode::off, AuthMode::hello})
+        if (value == to_string(m)) return m;
+    fail(name, value, "is not an authentication mode (hello|off)");
+}
+
 // Field builders. Numeric descriptions get the unit and range appended from the same Range the
 // parser checks.
 template <class T>
@@ -196,6 +202,14 @@ Field policy_field() {
                  [](const Settings& s) { return std::string(to_string(s.stream_policy)); }};
 }
 
+Field auth_field() {
+    return Field{"auth",
+                 "how a process proves, on each new link, that it holds the business card of the process it "
+                 "reaches (hello|off); every process of a job must use the same",
+                 [](Settings& s, const std::string& name, const std::string& value) { s.auth = parse_auth(name, value); },
+                 [](const Settings& s) { return std::string(to_string(s.auth)); }};
+}
+
 // Ranges: where the SCTP socket option reads 0 as "leave unchanged" the minimum is 1; timers are
 // capped at 10 minutes; buffers at 1 GiB (setsockopt takes an int).
 std::vector<Field> make_fields() {
@@ -227,6 +241,7 @@ std::vector<Field> make_fields() {
               "bytes held per peer for messages that arrived ahead of an earlier one of their ordering domain "
               "(with a fixed overhead per message); more aborts the association"),
         bytes("head_bytes", &S::head_bytes, 64, MiB, "first read per message; the rest is placed directly"),
+        auth_field(),
         cmt_field(),
         count("pf_threshold", &S::pf_threshold, "retransmissions", 0, 65535,
               "path potentially-failed threshold, 0 = CMT-PF/SCTP-PF on, 65535 = PF off"),
@@ -363,5 +378,7 @@ const char* to_string(StreamPolicy p) {
     }
     return "unknown";
 }
+
+const char* to_string(AuthMode m) { return m == AuthMode::off ? "off" : "hello"; }
 
 } // namespace sctpm

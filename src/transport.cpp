@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "error.hpp"
+#include "hello_auth.hpp"
 #include "multihome.hpp"
 
 namespace sctpm {
@@ -122,6 +123,8 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
     c.udp_port = stack_.udp_port;
     c.sctp_port = stack_.udp_port;
     c.addresses = ep_->local_addresses();
+    hello_card_ = format_card(c);
+    key_ = c.key = random_bytes(kAuthKeyBytes);
     card_ = format_card(c);
     rxbuf_.resize(kFrameHeaderSize + std::max<size_t>(s_.head_bytes, kMaxHelloBytes));
     txbuf_.resize(kFrameHeaderSize + s_.fragment_size);
@@ -343,6 +346,7 @@ sctpm_held_stats Transport::held_stats() const {
     h.reorder_bytes = peers_.held_bytes();
     h.reorder_peak = reorder_bound_.peak();
     h.bound_aborts = bound_aborts_;
+    h.auth_failures = auth_failures_;
     return h;
 }
 

@@ -49,7 +49,7 @@ public:
     void watch_fd(int fd) { progress_.watch(fd); }
     void add_spin_probe(int (*fn)(void*), void* arg) { progress_.add_spin_probe([fn, arg] { return fn(arg) != 0; }); }
     void add_busy(int (*fn)(void*), void* arg) { busy_.push_back({fn, arg}); }
-    bool sends_pending() const { return !tx_ready_.empty(); }
+    bool sends_pending() const { return !tx_ready_.empty() || !control_ready_.empty(); }
 
     // Flush queued sends and shut every association down gracefully, bounded by timeout_ms.
     void shutdown(int timeout_ms);
@@ -78,7 +78,16 @@ private:
     void handle_fragment(Peer& p, AssocId assoc, uint16_t stream, const FrameHeader& h,
                          const uint8_t* avail, size_t avail_len, uint64_t remaining);
     void discard_rest(uint64_t remaining);
+    // A new link's hello, challenge and proof (hello_auth.hpp, transport_auth.cpp).
     void handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
+    void handle_challenge(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
+    void handle_proof(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
+    void accept_link(AssocId assoc, LinkKey link, const std::string& blob, const std::string& card);
+    // A failed proof: counted, the association aborted; reported the first time, and always when
+    // one of our peers is the culprit.
+    void auth_failed(AssocId assoc, const Peer* culprit, const std::string& why);
+    void send_control(AssocId assoc, std::string frame);
+    int flush_control();
     void adopt_link(Peer& p, AssocId assoc, LinkKey link);
     void replay_pending(Peer& p, AssocId assoc, LinkKey link);
     void deliver_in_order(Peer& p, uint16_t domain);
@@ -136,6 +145,10 @@ private:
     bool busy() const;       // own blocked sends, or an extra busy() says so
     sctpm_callbacks cb_;
     std::string hello_, card_;
+    std::string key_;        // our link key, in card_ (hello_auth.hpp)
+    std::string hello_card_; // card_ without the key: what our hellos carry
+    uint64_t auth_failures_ = 0;
+    std::vector<AssocId> control_ready_; // associations with control_out frames
     FrameLimits limits_;
     HeldBytesBound pre_hello_bound_; // AssocEntry::pending_bytes
     HeldBytesBound reorder_bound_;   // Peer::held_bytes

@@ -113,9 +113,15 @@ void Transport::start_data(const RecvResult& r) {
     }
     const uint64_t remaining = h->frag_len - avail;
     const LinkKey link = LinkKey::of_received(h->link);
-    if (h->kind == FrameKind::hello) {
-        handle_hello(r.assoc, link, rxbuf_.data() + kFrameHeaderSize, avail);
-        return; // a hello always fits in rxbuf_ (its size includes kMaxHelloBytes)
+    if (h->control()) { // always whole in rxbuf_ (its size includes kMaxHelloBytes)
+        const uint8_t* payload = rxbuf_.data() + kFrameHeaderSize;
+        if (h->kind == FrameKind::hello)
+            handle_hello(r.assoc, link, payload, avail);
+        else if (h->kind == FrameKind::challenge)
+            handle_challenge(r.assoc, link, payload, avail);
+        else
+            handle_proof(r.assoc, link, payload, avail);
+        return;
     }
     Peer* p = peers_.get(a.peer_on(link));
     if (!p && link.opened_by_me) {
@@ -450,6 +456,7 @@ void Transport::bound_exceeded(AssocId assoc, const Peer* culprit, const HeldByt
 
 void Transport::drop_pending(AssocEntry& a) {
     a.pending.clear();
+    a.challenges.clear();
     a.pending_bytes = 0;
 }
 
@@ -470,41 +477,6 @@ void Transport::receive_failed(Peer& p, int error, const std::string& why) {
         protocol_error(p.assoc, &p, why, error);
     else
         fail_peer(p, SCTPM_EV_PROTOCOL_ERROR, error, "peer " + std::to_string(p.id) + ": " + why);
-}
-
-void Transport::handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len) {
-    if (link.opened_by_me) {
-        protocol_error(assoc, nullptr, "hello on " + link.describe() + ": only the side that opens a link says hello");
-        return;
-    }
-    if (sctpm_peer known = peers_.assoc(assoc).peer_on(link); known >= 0) {
-        protocol_error(assoc, peers_.get(known), "second hello on " + link.describe());
-        return;
-    }
-    const size_t blob_len = len >= 2 ? (size_t(payload[0]) << 8 | payload[1]) : 0;
-    if (len < 2 || 2 + blob_len > len) {
-        protocol_error(assoc, nullptr, "malformed hello of " + std::to_string(len) + " bytes on " + link.describe());
-        return;
-    }
-    std::string card(reinterpret_cast<const char*>(payload + 2 + blob_len), len - 2 - blob_len);
-    sctpm_peer id = cb_.on_hello ? cb_.on_hello(cb_.ctx, payload + 2, blob_len, card.c_str()) : -1;
-    Peer* p = peers_.get(id);
-    if (!p) {
-        protocol_error(assoc, nullptr,
-                       "the peer's hello on " + link.describe() + " was rejected (unknown identity, card '" + card + "')");
-        return;
-    }
-    AssocEntry* a = peers_.find_assoc(assoc);
-    if (!a || a->ended) // the callback's own calls ended it
-        return;
-    a->links[link.incoming_byte()] = id; // a failed peer keeps the link so that its data is dropped
-    if (p->state == Peer::State::failed) {
-        take_pending(*a, link.incoming_byte());
-        return;
-    }
-    if (p->state == Peer::State::idle)
-        adopt_link(*p, assoc, link);
-    replay_pending(*p, assoc, link);
 }
 
 // An idle peer replies on the link the remote opened: it knows who we are, no hello needed.
@@ -637,6 +609,7 @@ void Transport::assoc_shut_down(AssocId assoc) {
             p->state = Peer::State::idle;
             p->hello_sent = false;
             p->link_known = false;
+            p->awaiting_challenge = false;
             p->rx.clear();
         }
         sctpm_event ev{};

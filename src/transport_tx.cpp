@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "hello_auth.hpp"
 #include "transport.hpp"
 
 namespace sctpm {
@@ -35,14 +36,16 @@ void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* ou
 } // namespace
 
 void Transport::queue_hello(Peer& p) {
-    // Payload: u16 length of the hello blob, the blob, then our card (the peer may not know it).
+    // Payload: a fresh nonce, u16 length of the hello blob, the blob, then our card without its
+    // key (the peer may not know the card; the key never travels in a hello).
     TxMessage m;
     const std::string& hello = p.hello.empty() ? hello_ : p.hello;
-    m.owned.resize(2);
-    m.owned[0] = static_cast<char>(hello.size() >> 8);
-    m.owned[1] = static_cast<char>(hello.size() & 0xff);
+    p.hello_nonce = random_bytes(kNonceBytes);
+    m.owned = p.hello_nonce;
+    m.owned += static_cast<char>(hello.size() >> 8);
+    m.owned += static_cast<char>(hello.size() & 0xff);
     m.owned += hello;
-    m.owned += card_;
+    m.owned += hello_card_;
     m.iov.push_back({m.owned.data(), m.owned.size()});
     m.header.kind = FrameKind::hello;
     m.header.total = m.owned.size();
@@ -54,12 +57,19 @@ void Transport::queue_hello(Peer& p) {
     ++p.queued;
     p.hello_sent = true;
     p.link_known = false;
+    p.awaiting_challenge = s_.auth == AuthMode::hello;
 }
 
 void Transport::connect_peer(Peer& p) {
     const std::string who = "peer " + std::to_string(p.id);
     // usrsctp keeps one association per pair of endpoints: another peer's, or (simultaneous
     // connect) the one the remote just opened to us, which Endpoint::connect returns.
+    if (s_.auth == AuthMode::hello && p.card.key.empty()) {
+        fail_peer(p, SCTPM_EV_CANT_START, EACCES,
+                  who + ": cannot open a link to it: its card has no key (a card from a hello), so this "
+                        "process cannot prove that it may talk to it");
+        return;
+    }
     AssocId assoc = peers_.live_assoc_to(p.card, p.id);
     if (!assoc) {
         try {
@@ -164,6 +174,8 @@ bool Transport::pump(Peer& p, uint16_t stream) {
     auto& q = p.tx_queues[stream];
     while (!q.empty()) {
         TxMessage& m = q.front();
+        if (p.awaiting_challenge && m.header.kind != FrameKind::hello)
+            return false; // nothing but the hello until the remote's challenge is answered
         do {
             const size_t len = static_cast<size_t>(std::min<uint64_t>(s_.fragment_size, m.header.total - m.sent));
             FrameHeader h = m.header;
@@ -212,7 +224,7 @@ bool Transport::pump(Peer& p, uint16_t stream) {
 }
 
 int Transport::write_stage() {
-    int done = 0;
+    int done = control_ready_.empty() ? 0 : flush_control();
     for (size_t i = 0; i < tx_ready_.size();) {
         Peer* p = peers_.get(tx_ready_[i]);
         if (p && p->state == Peer::State::idle && p->queued)

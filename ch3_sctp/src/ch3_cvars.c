@@ -116,6 +116,18 @@ cvars:
         data); more aborts the association, 0 = room for one whole fragment (of fragment_size)
         (bytes, 0 or 4K..1G; K/M/G suffixes). Unset: 0.
 
+    - name        : MPIR_CVAR_CH3_SCTP_AUTH
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        how a process proves, on each new link, that it holds the business card of the process it
+        reaches (hello|off): hello = a challenge with fresh nonces on both sides, answered by an
+        HMAC under the key in the card; off = the hello's claim is believed. Unset: hello.
+
     - name        : MPIR_CVAR_CH3_SCTP_REORDER_BYTES
       category    : CH3_SCTP
       type        : string
@@ -371,6 +383,7 @@ static const struct {
     {"pre_hello_bytes", &MPIR_CVAR_CH3_SCTP_PRE_HELLO_BYTES},
     {"reorder_bytes", &MPIR_CVAR_CH3_SCTP_REORDER_BYTES},
     {"head_bytes", &MPIR_CVAR_CH3_SCTP_HEAD_BYTES},
+    {"auth", &MPIR_CVAR_CH3_SCTP_AUTH},
     {"cmt", &MPIR_CVAR_CH3_SCTP_CMT},
     {"pf_threshold", &MPIR_CVAR_CH3_SCTP_PF_THRESHOLD},
     {"rto_min_ms", &MPIR_CVAR_CH3_SCTP_RTO_MIN_MS},

@@ -87,8 +87,9 @@ int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
     return p;
 }
 
-/* The hello of an association a peer opened: "P<rank> <pg id>" for a member of a known process
- * group, "T<tag>" for the temporary VC of MPI_Comm_connect. */
+/* The hello of a link a peer opened, once the peer proved that it holds our card (the transport's
+ * auth setting): "P<rank> <pg id>" for a member of a known process group, "T<tag>" for the
+ * temporary VC of MPI_Comm_connect (whose port name carried our card). */
 sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const char *card)
 {
     char text[4096];
@@ -111,8 +112,9 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
         renew_closed_vc(vc);
         if (vc->state == MPIDI_VC_STATE_INACTIVE)
             MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
-        if (vc->ch.peer >= 0)
-            return vc->ch.peer;
+        /* The process group's card, not the hello's: only it holds the key this process needs
+         * to open links of its own to that rank later. */
+        return MPIDI_CH3I_VC_peer(vc);
     } else if (text[0] == 'T') {
         int tag = atoi(text + 1);
         vc = (MPIDI_VC_t *) MPL_malloc(sizeof(MPIDI_VC_t), MPL_MEM_ADDRESS);

@@ -7,7 +7,10 @@
  *   ch3_sctp_path_state     STATE (enum ch3_sctp_path_state): none, active, unreachable,
  *                           potentially_failed, confirmed
  *   ch3_sctp_path_rx_bytes  COUNTER: bytes received from that address
- *   ch3_sctp_path_srtt_us   LEVEL: the stack's smoothed round-trip time on that path, in us */
+ *   ch3_sctp_path_srtt_us   LEVEL: the stack's smoothed round-trip time on that path, in us
+ * And two scalars about what remotes attempted (sctpm_held_stats):
+ *   ch3_sctp_auth_failures  COUNTER: associations aborted for a failed proof of membership
+ *   ch3_sctp_bound_aborts   COUNTER: associations aborted for passing a bound on held bytes */
 #include "mpidi_ch3_impl.h"
 
 enum { PATHS = MPIDI_CH3I_PVAR_PATHS };
@@ -68,6 +71,32 @@ static void get_srtt(void *addr, void *obj, int count, void *buf)
     read_paths(SRTT, count, buf);
 }
 
+static sctpm_held_stats held_stats(void)
+{
+    sctpm_held_stats h = { 0 };
+    MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    if (MPIDI_CH3I_sctp)
+        sctpm_held_stats_get(MPIDI_CH3I_sctp, &h);
+    MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    return h;
+}
+
+static void get_auth_failures(void *addr, void *obj, int count, void *buf)
+{
+    (void) addr;
+    (void) obj;
+    (void) count;
+    *(unsigned long long *) buf = held_stats().auth_failures;
+}
+
+static void get_bound_aborts(void *addr, void *obj, int count, void *buf)
+{
+    (void) addr;
+    (void) obj;
+    (void) count;
+    *(unsigned long long *) buf = held_stats().bound_aborts;
+}
+
 void MPIDI_CH3I_Pvars_register(int world_size)
 {
     static int done = 0;
@@ -98,4 +127,14 @@ void MPIDI_CH3I_Pvars_register(int world_size)
                               MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_DETAIL, MPI_T_BIND_NO_OBJECT, flags, get_srtt,
                               NULL, "CH3_SCTP",
                               "smoothed round-trip time of each path to each rank in us (index rank * 4 + path)");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch3_sctp_auth_failures", NULL, 1,
+                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, flags,
+                              get_auth_failures, NULL, "CH3_SCTP",
+                              "associations this process aborted because their opener failed to prove that "
+                              "it holds this process's business card (MPIR_CVAR_CH3_SCTP_AUTH)");
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch3_sctp_bound_aborts", NULL, 1,
+                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, flags,
+                              get_bound_aborts, NULL, "CH3_SCTP",
+                              "associations this process aborted because a remote made it hold more than "
+                              "MPIR_CVAR_CH3_SCTP_PRE_HELLO_BYTES or _REORDER_BYTES");
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "frame.hpp"
+#include "hello_auth.hpp"
 
 using namespace sctpm;
 
@@ -49,7 +50,7 @@ void check_decoded(const FrameHeader& h, const uint8_t* bytes, const FrameLimits
     uint8_t again[kFrameHeaderSize];
     encode_frame_header(h, again);
     check(std::memcmp(again, bytes, kFrameHeaderSize) == 0, "re-encoding differs");
-    check(h.kind == FrameKind::data || h.kind == FrameKind::hello, "kind");
+    check(h.kind <= FrameKind::proof, "kind");
     check((h.flags & ~(kFrameFirst | kFrameLast)) == 0, "flags");
     check(h.frag_len <= limits.max_fragment && h.total <= limits.max_message, "limits");
     check(h.offset <= h.total && h.frag_len <= h.total - h.offset, "fragment beyond total");
@@ -57,6 +58,10 @@ void check_decoded(const FrameHeader& h, const uint8_t* bytes, const FrameLimits
     check(h.last() == (h.offset + h.frag_len == h.total), "last iff end");
     if (h.kind == FrameKind::hello)
         check(h.first() && h.last() && h.frag_len <= kMaxHelloBytes, "hello shape");
+    if (h.kind == FrameKind::challenge)
+        check(h.first() && h.last() && h.frag_len == kChallengeBytes, "challenge shape");
+    if (h.kind == FrameKind::proof)
+        check(h.first() && h.last() && h.frag_len == kProofBytes, "proof shape");
 }
 
 struct Shadow {
@@ -74,9 +79,9 @@ void feed(FrameSequencer& s, Shadow& shadow, const FrameHeader& h) {
               "state changed on rejection");
         return;
     }
-    if (h.kind == FrameKind::hello) {
-        check(!before.in_message() && !s.in_message(), "hello inside a message");
-        check(s.next_offset() == before.next_offset() && s.total() == before.total(), "hello changed state");
+    if (h.control()) {
+        check(!before.in_message() && !s.in_message(), "control frame inside a message");
+        check(s.next_offset() == before.next_offset() && s.total() == before.total(), "control frame changed state");
         return;
     }
     check(h.first() != before.in_message(), "first iff idle");

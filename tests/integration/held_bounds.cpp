@@ -73,7 +73,8 @@ TEST(HeldBounds, MessagesAheadOfTheirTurnStopAtReorderBytes) {
         [](Side& s) { victim(s, "reorder_bytes", &sctpm_held_stats::reorder_bytes, &sctpm_held_stats::reorder_peak); },
         [](Side& s) {
             RawPeer raw(s.peer_card);
-            std::vector<std::string> frames{hello_frame("evil", raw.card())};
+            CHILD_CHECK(!raw.hello("evil").empty(), "no challenge to the hello");
+            std::vector<std::string> frames;
             for (int i = 0; i < kFrames; ++i)
                 frames.push_back(frame(frame_header(sctpm::FrameKind::data, sctpm::kFrameFirst | sctpm::kFrameLast,
                                                     uint32_t(i + 1), kPiece, kPiece, 0),
@@ -91,7 +92,8 @@ TEST(HeldBounds, OneLargeMessageAheadOfItsTurnStopsAtReorderBytes) {
         [](Side& s) { victim(s, "reorder_bytes", &sctpm_held_stats::reorder_bytes, &sctpm_held_stats::reorder_peak); },
         [](Side& s) {
             RawPeer raw(s.peer_card);
-            std::vector<std::string> frames{hello_frame("evil", raw.card())};
+            CHILD_CHECK(!raw.hello("evil").empty(), "no challenge to the hello");
+            std::vector<std::string> frames;
             const uint64_t total = uint64_t(kFrames) * kPiece;
             for (int i = 0; i < kFrames; ++i) {
                 const uint8_t flags = (i == 0 ? sctpm::kFrameFirst : 0) | (i == kFrames - 1 ? sctpm::kFrameLast : 0);

@@ -1,6 +1,8 @@
 // A second socket in a test process's stack that speaks raw frames to the other side: a stranger
 // or a broken peer. Its association is its own, so the process's transport (the well-behaved peer)
-// can check afterwards that the victim still serves it (exchange_checked).
+// can check afterwards that the victim still serves it (exchange_checked). It knows the victim's
+// card, key included, as a member of the job would: hello() passes the proof of membership, so
+// the attacks behind it test what an insider could do.
 #pragma once
 #include <cerrno>
 #include <string>
@@ -10,6 +12,7 @@
 #include "card.hpp"
 #include "endpoint.hpp"
 #include "frame.hpp"
+#include "hello_auth.hpp"
 #include "pair_harness.hpp"
 #include "settings.hpp"
 #include "stack.hpp"
@@ -34,10 +37,18 @@ inline std::string frame(const sctpm::FrameHeader& h, const std::string& payload
     return std::string(reinterpret_cast<char*>(hdr), sizeof hdr) + payload;
 }
 
-// A hello frame on link 0 introducing itself as `blob` with `card`.
-inline std::string hello_frame(const std::string& blob, const std::string& card) {
-    const std::string p = std::string(1, char(blob.size() >> 8)) + char(blob.size() & 0xff) + blob + card;
+// A hello frame on link 0 introducing itself as `blob` with `card` (hello_auth.hpp).
+inline std::string hello_frame(const std::string& blob, const std::string& card,
+                               const std::string& nonce = std::string(sctpm::kNonceBytes, 'n')) {
+    const std::string p = nonce + char(blob.size() >> 8) + char(blob.size() & 0xff) + blob + card;
     return frame(frame_header(sctpm::FrameKind::hello, sctpm::kFrameFirst | sctpm::kFrameLast, 0, uint32_t(p.size()),
+                              p.size(), 0),
+                 p);
+}
+
+inline std::string proof_frame(const sctpm::Digest& mac) {
+    const std::string p(reinterpret_cast<const char*>(mac.data()), mac.size());
+    return frame(frame_header(sctpm::FrameKind::proof, sctpm::kFrameFirst | sctpm::kFrameLast, 0, uint32_t(p.size()),
                               p.size(), 0),
                  p);
 }
@@ -48,7 +59,25 @@ public:
     explicit RawPeer(const std::string& target_card)
         : ep_(st_, 0, {"127.0.0.1"}) {
         const sctpm::Card target = sctpm::parse_card(target_card);
+        key_ = target.key;
         assoc_ = ep_.connect(target.addresses, target.sctp_port, target.udp_port);
+    }
+
+    // Opens link 0 as `blob`: the hello, then the proof answering the victim's challenge, under
+    // the key of the victim's card (a member of the job) or, with a stranger's `key`, under that.
+    // Returns the two frames sent (a recording to replay), or nothing if no challenge came.
+    std::vector<std::string> hello(const std::string& blob, const std::string* key = nullptr) {
+        const std::string nonce = sctpm::random_bytes(sctpm::kNonceBytes);
+        std::vector<std::string> sent{hello_frame(blob, card(), nonce)};
+        if (send(sent) != 1)
+            return {};
+        const std::string challenge = receive(sctpm::FrameKind::challenge);
+        if (challenge.size() != sctpm::kChallengeBytes)
+            return {};
+        const std::string nonce_acceptor = challenge.substr(0, sctpm::kNonceBytes);
+        sent.push_back(proof_frame(sctpm::link_mac(sctpm::AuthRole::opener, key ? *key : key_, nonce, nonce_acceptor, blob)));
+        send({sent.back()});
+        return sent;
     }
 
     // A card to put in a hello (the victim only records it).
@@ -77,9 +106,29 @@ public:
     }
 
 private:
+    // The payload of the next frame of `kind` the victim sends on this association (10 s at most).
+    std::string receive(sctpm::FrameKind kind) {
+        std::vector<uint8_t> buf(65536);
+        for (int i = 0; i < 10000; ++i) {
+            const sctpm::RecvResult r = ep_.recv(buf.data(), buf.size());
+            if (r.n == -EWOULDBLOCK) {
+                usleep(1000);
+                continue;
+            }
+            if (r.n < long(sctpm::kFrameHeaderSize) || r.notification || r.assoc != assoc_)
+                continue;
+            std::string why;
+            auto h = sctpm::decode_frame_header(buf.data(), size_t(r.n), sctpm::FrameLimits{}, &why);
+            if (h && h->kind == kind)
+                return std::string(reinterpret_cast<char*>(buf.data()) + sctpm::kFrameHeaderSize, h->frag_len);
+        }
+        return "";
+    }
+
     sctpm::Settings st_;
     sctpm::Endpoint ep_;
     sctpm::AssocId assoc_ = 0;
+    std::string key_; // the victim's, from its card
 };
 
 // The victim (victim = true) and the well-behaved peer swap checked messages over their own

@@ -147,7 +147,7 @@ TEST(TransportPair, UnreachablePeerReportsCantStart) {
     auto o = run_pair(
         [](Side& s) {
             // A card for a port nobody listens on.
-            sctpm_peer ghost = sctpm_peer_add(s.t, "sctpm1;udp=9;sctp=9;addr=127.0.0.1");
+            sctpm_peer ghost = sctpm_peer_add(s.t, "sctpm1;udp=9;sctp=9;addr=127.0.0.1;key=00112233445566778899aabbccddeeff");
             CHILD_CHECK(ghost >= 0, "%s", sctpm_last_error(s.t));
             sctpm_key key{0, 0, 0};
             std::string m = "hello";
@@ -187,34 +187,40 @@ TEST(TransportPair, MalformedFramesAreReportedNotFatal) {
     using Frames = std::vector<std::string>;
     struct RawCase {
         const char* name;
+        bool hello; // the attacker first opens link 0 as "evil" (with the proof a member could give)
         std::function<Frames(const std::string& my_card)> frames;
         const char* expect; // substring of the event detail
     };
     const std::vector<RawCase> cases = {
-        {"garbage", [](const std::string&) { return Frames{std::string(40, 'Z')}; }, "bad magic"},
-        {"short", [](const std::string&) { return Frames{"abc"}; }, "truncated"},
-        {"length mismatch",
-         [](const std::string& card) {
-             return Frames{hello_frame("evil", card),
-                           frame(frame_header(FrameKind::data, 3, 0, 100, 100, 0), std::string(50, 'x'))};
+        {"garbage", false, [](const std::string&) { return Frames{std::string(40, 'Z')}; }, "bad magic"},
+        {"short", false, [](const std::string&) { return Frames{"abc"}; }, "truncated"},
+        {"length mismatch", true,
+         [](const std::string&) {
+             return Frames{frame(frame_header(FrameKind::data, 3, 0, 100, 100, 0), std::string(50, 'x'))};
          },
          "length mismatch"},
-        {"continuation first",
-         [](const std::string& card) {
-             return Frames{hello_frame("evil", card),
-                           frame(frame_header(FrameKind::data, 0, 0, 10, 100, 10), std::string(10, 'x'))};
+        {"continuation first", true,
+         [](const std::string&) {
+             return Frames{frame(frame_header(FrameKind::data, 0, 0, 10, 100, 10), std::string(10, 'x'))};
          },
          "stream"},
-        {"data on a link never opened",
-         [](const std::string& card) {
+        {"data on a link never opened", true,
+         [](const std::string&) {
              auto data = frame_header(FrameKind::data, 3, 0, 10, 10, 0);
              data.link = 0x85; // "on link 5 that you opened": a opened none
-             return Frames{hello_frame("evil", card), frame(data, std::string(10, 'x'))};
+             return Frames{frame(data, std::string(10, 'x'))};
          },
          "never opened"},
-        {"second hello on a link",
-         [](const std::string& card) { return Frames{hello_frame("evil", card), hello_frame("evil", card)}; },
+        {"second hello on a link", true, [](const std::string& card) { return Frames{hello_frame("evil", card)}; },
          "second hello on link 0"},
+        {"proof without a challenge", false,
+         [](const std::string&) { return Frames{proof_frame(sctpm::Digest{})}; }, "has no challenge of ours"},
+        {"challenge on a link it opened", true,
+         [](const std::string&) {
+             auto h = frame_header(FrameKind::challenge, 3, 0, sctpm::kChallengeBytes, sctpm::kChallengeBytes, 0);
+             return Frames{frame(h, std::string(sctpm::kChallengeBytes, 'c'))};
+         },
+         "which has no hello of ours"},
     };
     for (const auto& c : cases) {
         auto o = run_pair(
@@ -234,6 +240,7 @@ TEST(TransportPair, MalformedFramesAreReportedNotFatal) {
             },
             [&](Side& s) {
                 RawPeer raw(s.peer_card);
+                CHILD_CHECK(!c.hello || !raw.hello("evil").empty(), "%s: no challenge to the hello", c.name);
                 raw.send(c.frames(raw.card()));
                 exchange_checked(s, false);
             },
@@ -616,8 +623,9 @@ TEST(TransportPair, StallReportDescribesPeersOnce) {
                         "the report misses the sequence numbers:\n%s", report.c_str());
             CHILD_CHECK(count(", peer rwnd ") == 1 && count("  path ") >= 1 && count(", bytes queued to send 0") == 1,
                         "the report misses the stack's view of the association:\n%s", report.c_str());
-            // Its hello and the two messages: three SCTP messages, all accepted by the stack.
-            CHILD_CHECK(count(": SCTP messages sent 3, read 0, held for a hello 0") == 1 &&
+            // Its hello, its proof and the two messages: four SCTP messages, all accepted by the
+            // stack; one read, b's challenge.
+            CHILD_CHECK(count(": SCTP messages sent 4, read 1, held for a hello 0") == 1 &&
                             count("socket readable: no") == 1 && count("stall: stack: DATA chunks in ") == 1,
                         "the report misses the message counts:\n%s", report.c_str());
         },

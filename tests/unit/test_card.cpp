@@ -53,6 +53,15 @@ TEST(Card, RoundTrip) {
     }
 }
 
+TEST(Card, LinkKeyRoundTripsAsHex) {
+    Card c = make(9899, 5001, {"10.0.0.1"});
+    c.key = std::string("\x00\x01\xfe\xff", 4) + std::string(12, 'A');
+    const std::string text = sctpm::format_card(c);
+    EXPECT_EQ(text, "sctpm1;udp=9899;sctp=5001;addr=10.0.0.1;key=0001feff414141414141414141414141");
+    EXPECT_EQ(sctpm::parse_card(text).key, c.key);
+    EXPECT_EQ(sctpm::parse_card("sctpm1;udp=1;sctp=2;addr=10.0.0.1").key, ""); // a card from a hello
+}
+
 TEST(Card, KeysInAnyOrderAddressesNormalised) {
     Card c = sctpm::parse_card("sctpm1;addr=2001:DB8:0:0:0:0:0:1,10.0.0.1;sctp=7;udp=08");
     EXPECT_EQ(c.udp_port, 8);
@@ -97,6 +106,11 @@ TEST(Card, ErrorsNameTheCardAndTheField) {
         {"sctpm1;udp=1;sctp=2;addr=::1,node7", "address 'node7' is not an IPv4 or IPv6 address"},
         {"sctpm1;udp=1;sctp=2;addr=10.0.0.1 10.0.0.2", "address '10.0.0.1 10.0.0.2' is not an IPv4 or IPv6 address"},
         {"sctpm1;udp=1;sctp=2;addr=[::1]", "address '[::1]' is not an IPv4 or IPv6 address"},
+        {"sctpm1;udp=1;sctp=2;" + ok_addr + ";key=00", "key '00' is not 32 lower-case hex digits"},
+        {"sctpm1;udp=1;sctp=2;" + ok_addr + ";key=0001FEFF414141414141414141414141",
+         "key '0001FEFF414141414141414141414141' is not 32 lower-case hex digits"},
+        {"sctpm1;udp=1;sctp=2;" + ok_addr + ";key=0001feff41414141414141414141414g",
+         "key '0001feff41414141414141414141414g' is not 32 lower-case hex digits"},
     };
     for (const Case& c : cases)
         EXPECT_EQ(card_error(c.text), "card '" + c.text + "': " + c.expected) << c.text;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frame.hpp"
+#include "hello_auth.hpp"
 
 using namespace sctpm;
 
@@ -169,6 +170,12 @@ const RejectCase kRejects[] = {
      "frame: hello must be one fragment, flags 0x01"},
     {"hello too big", whole(0, kMaxHelloBytes + 1), [](Bytes& b) { b[3] = 1; }, 32,
      "frame: hello of 4097 bytes exceeds 4096"},
+    {"challenge short", whole(0, kChallengeBytes - 1), [](Bytes& b) { b[3] = 2; }, 32,
+     "frame: challenge of 47 bytes, it has 48"},
+    {"proof long", whole(0, kProofBytes + 1), [](Bytes& b) { b[3] = 3; }, 32, "frame: proof of 33 bytes, it has 32"},
+    {"proof fragmented", data(0, kFrameFirst, 0, 10, 20), [](Bytes& b) { b[3] = 3; }, 32,
+     "frame: proof must be one fragment, flags 0x01"},
+    {"kind 4", whole(0, 10), [](Bytes& b) { b[3] = 4; }, 32, "frame: bad kind 4"},
 };
 
 class FrameReject : public testing::TestWithParam<RejectCase> {};
@@ -248,7 +255,7 @@ TEST(FrameSequencer, HelloOnlyWhileIdleAndStateless) {
     EXPECT_EQ(s.accept(hello(64)), "");
     EXPECT_FALSE(s.in_message());
     EXPECT_EQ(s.accept(data(4, kFrameFirst, 0, 10, 30)), "");
-    EXPECT_EQ(s.accept(hello(64)), "frame: hello inside a message (seq 4 open at offset 10 of 30)");
+    EXPECT_EQ(s.accept(hello(64)), "frame: control frame inside a message (seq 4 open at offset 10 of 30)");
     EXPECT_EQ(s.accept(data(4, 0, 10, 10, 30)), "");
     EXPECT_EQ(s.accept(data(4, kFrameLast, 20, 10, 30)), "");
     EXPECT_EQ(s.accept(hello(64)), "");

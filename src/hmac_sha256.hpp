@@ -1,0 +1,25 @@
+// HMAC-SHA-256 (FIPS 180-4, RFC 2104) for the hello's proof of membership (hello_auth.hpp), and
+// the kernel's random bytes for keys and nonces. Small and dependency-free: the transport is
+// linked into MPICH's libmpi, whose link line should not grow a crypto library for one MAC per
+// association.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace sctpm {
+
+using Digest = std::array<uint8_t, 32>;
+
+// HMAC-SHA-256 of the concatenation of `parts` under `key`.
+Digest hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts);
+
+// Compares in time independent of where they differ (a MAC check must not leak a prefix).
+bool same_digest(const uint8_t* a, const uint8_t* b, size_t len);
+
+// n bytes from getrandom(2); throws Error if the kernel cannot give them.
+std::string random_bytes(size_t n);
+
+} // namespace sctpm
