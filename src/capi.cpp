@@ -218,4 +218,8 @@ int sctpm_peer_stats_get(const sctpm_transport* t, sctpm_peer p, sctpm_peer_stat
 
 void sctpm_held_stats_get(const sctpm_transport* t, sctpm_held_stats* out) { *out = t->impl->held_stats(); }
 
+int sctpm_link_key_mac(const sctpm_transport* t, sctpm_peer p, const void* data, size_t len, unsigned char out[32]) {
+    return t->impl->link_key_mac(p, std::string_view(static_cast<const char*>(data), len), out) ? 0 : -1;
+}
+
 } // extern "C"

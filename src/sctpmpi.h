@@ -191,6 +191,12 @@ typedef struct {
 } sctpm_held_stats;
 void sctpm_held_stats_get(const sctpm_transport *t, sctpm_held_stats *out);
 
+/* HMAC-SHA-256 of data (32 bytes into out) under a link key (the "auth" setting): this process's
+ * own (p < 0) or the one in peer p's card. For the channels' own proofs of membership (ch3:hybrid's
+ * queue-pair connections); put a label of your own first in data. Returns 0, or -1 when p is
+ * unknown or its card has no key (a card from a hello). */
+int sctpm_link_key_mac(const sctpm_transport *t, sctpm_peer p, const void *data, size_t len, unsigned char out[32]);
+
 #ifdef __cplusplus
 }
 #endif

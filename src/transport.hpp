@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "endpoint.hpp"
@@ -57,6 +58,8 @@ public:
     int peer_paths(sctpm_peer id, sctpm_path_info* out, int max);
     bool peer_stats(sctpm_peer id, sctpm_peer_stats* out) const;
     sctpm_held_stats held_stats() const;
+    // HMAC-SHA-256 under our key (id < 0) or peer id's (sctpm_link_key_mac); false if it has none.
+    bool link_key_mac(sctpm_peer id, std::string_view data, uint8_t out[32]) const;
 
 private:
     // ---- receive path (transport_rx.cpp)

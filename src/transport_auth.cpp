@@ -181,6 +181,16 @@ void Transport::auth_failed(AssocId assoc, const Peer* culprit, const std::strin
     });
 }
 
+bool Transport::link_key_mac(sctpm_peer id, std::string_view data, uint8_t out[32]) const {
+    const Peer* p = id < 0 ? nullptr : peers_.get(id);
+    const std::string& key = id < 0 ? key_ : p ? p->card.key : key_;
+    if ((id >= 0 && !p) || key.empty())
+        return false;
+    const Digest d = hmac_sha256(key, {data});
+    std::memcpy(out, d.data(), d.size());
+    return true;
+}
+
 void Transport::send_control(AssocId assoc, std::string frame) {
     AssocEntry& a = peers_.assoc(assoc);
     if (a.control_out.empty())

@@ -5,7 +5,10 @@
  *    packet union needs them;
  *  - a PUT header sent on a queue pair: MPIDI_CH3I_Hy_header_t in mpidi_ch3_hybrid.h (it embeds
  *    CH3's packet);
- *  - the private data of a queue pair's connection (MPA Initiate and Accept): here.
+ *  - the private data of a queue pair's connection (MPA Initiate and Accept): here. The
+ *    Initiate ends with a proof of membership: HMAC-SHA-256, under the key in the accepting
+ *    rank's business card, of a label, the nonce that rank sent in CONNECT_ME, and the rest of
+ *    the private data (hy_device.c).
  * MPIDI_CH3I_HY_PROTO_VERSION names them all; change it with any of them. It travels in the
  * connection's private data, and a queue pair connects only between ranks of one version: with
  * another, that peer's one-sided traffic stays on SCTP.
@@ -21,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MPIDI_CH3I_HY_PROTO_VERSION 1
+#define MPIDI_CH3I_HY_PROTO_VERSION 2
+#define MPIDI_CH3I_HY_NONCE_BYTES 16
+#define MPIDI_CH3I_HY_PROOF_BYTES 32
 
 /* Both sides of a connection send theirs: the version, and where the peer reads how many
  * receives for its PUT headers we have posted (a uint32_t at addr, registered under stag). */
@@ -80,6 +85,13 @@ static inline int hy_write_identity(uint8_t * out, size_t cap, int rank, const c
     memcpy(out + t, pg, p + 1);
     memcpy(out + t + p + 1, contact, sizeof(*contact));
     return (int) (t + p + 1 + sizeof(*contact));
+}
+
+/* The Initiate's private data is the identity, then the proof: where the proof starts (the
+ * identity's length), or -1 if the data is too short to hold one. */
+static inline long hy_proof_at(size_t len)
+{
+    return len > MPIDI_CH3I_HY_PROOF_BYTES ? (long) (len - MPIDI_CH3I_HY_PROOF_BYTES) : -1;
 }
 
 #endif /* HY_PROTO_H_INCLUDED */

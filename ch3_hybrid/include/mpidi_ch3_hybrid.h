@@ -94,6 +94,7 @@ typedef struct {
     unsigned long long bytes;           /* their data */
     unsigned long long fallbacks;       /* RDMA operations that failed and went over SCTP instead */
     unsigned long long qp_headers;      /* PUT headers sent as Sends on the QP */
+    unsigned long long proof_failures;  /* queue pair connects refused for a failed proof */
 } MPIDI_CH3I_Hy_rnic_t;
 extern MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
 int MPIDI_CH3I_Hy_open(void);      /* at the first window: 0, or a reason printed once and RDMA off */

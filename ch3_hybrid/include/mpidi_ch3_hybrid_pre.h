@@ -11,6 +11,7 @@ struct MPIDI_CH3I_Hy_deferred;
 struct MPIDI_CH3I_Hy_qp_mem;
 
 #include "hy_order.h"      /* the queue pair's states (enum MPIDI_CH3I_Hy_qp_state) */
+#include "hy_proto.h"      /* MPIDI_CH3I_HY_NONCE_BYTES */
 
 typedef struct MPIDI_CH3I_Hy_vc {
     enum MPIDI_CH3I_Hy_qp_state state;
@@ -35,13 +36,17 @@ typedef struct MPIDI_CH3I_Hy_vc {
     struct MPIDI_CH3I_Hy_remote_win *windows; /* the peer's registered windows (hy_window.c) */
     char addr[64];              /* the peer's DDP endpoint, from window creation (from IDLE on) */
     unsigned short sctp_port, udp_port;
+    /* The higher side's nonce for the lower side's connect, sent in CONNECT_ME (hy_device.c). */
+    uint8_t connect_nonce[MPIDI_CH3I_HY_NONCE_BYTES];
+    int nonce_issued;
 } MPIDI_CH3I_Hy_vc;
 #define MPIDI_CH3I_HYBRID_VC_FIELDS MPIDI_CH3I_Hy_vc hy;
 
 /* A PUT, GET or GET response whose data RDMA already placed: the same packet under another type,
  * so the receiver runs CH3's handler without waiting for data bytes (hy_placed.c). GET_WRITE: a
  * GET to be answered by an RDMA Write into the origin buffer (MPIR_CVAR_CH3_HYBRID_GET_MODE=write).
- * CONNECT_ME: "connect a queue pair to me" (hy_device.c). QP_SYNC: "our queue pair broke: how many
+ * CONNECT_ME: from the higher side, "connect a queue pair to me, proving it with this nonce"; from
+ * the lower side, "send me your nonce" (hy_device.c). QP_SYNC: "our queue pair broke: how many
  * of my PUT headers did you handle?", answered by QP_SYNC_ACK (hy_placed.c). */
 #define MPIDI_CH3_PKT_ENUM                      \
     MPIDI_CH3_PKT_HY_PUT_PLACED,                \
@@ -62,7 +67,11 @@ typedef struct MPIDI_CH3I_Hy_vc {
     struct {                                    \
         MPIDI_CH3_Pkt_type_t type;              \
         unsigned headers_done;                  \
-    } hy_sync;
+    } hy_sync;                                  \
+    struct {                                    \
+        MPIDI_CH3_Pkt_type_t type;              \
+        uint8_t nonce[MPIDI_CH3I_HY_NONCE_BYTES]; \
+    } hy_connect_me;
 
 /* MPI_Alloc_mem memory is registered with the RNIC (hy_memory.c). */
 #define MPIDI_CH3I_HAS_ALLOC_MEM

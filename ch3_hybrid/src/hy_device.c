@@ -1,6 +1,10 @@
 /* ch3:hybrid: the process's RNIC (one device, PD and completion queue, opened at the first window)
  * and its queue pairs, one per peer, connected on demand. Of two peers, the lower (process group,
- * rank) always makes the connection; the higher one asks it to with a CONNECT_ME packet over SCTP.
+ * rank) always makes the connection, when the higher one asks it to with a CONNECT_ME packet over
+ * SCTP; a lower side that wants a queue pair first asks the higher one for that packet. It carries
+ * a fresh nonce, and the Initiate proves with an HMAC over it under the key in the higher rank's
+ * business card that it comes from a rank that holds that card and received that packet (over an
+ * association that already proved the same), so a stranger's or a replayed Initiate is refused.
  * (Two simultaneous connects cannot be told apart and dropped one by one: SCTP merges the two
  * associations between the same endpoints into one, which then carries two Initiates.) The
  * completion queue is polled by an extra stage of the transport's progress engine,
@@ -9,6 +13,7 @@
  * the CONNECT_ME packet go up through the callbacks hy_hold.c gives (MPIDI_CH3I_Hy_device_init). */
 #include "mpidi_ch3_hybrid.h"
 #include "uthash.h"
+#include <sys/random.h>
 #include <unistd.h>
 
 MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
@@ -234,7 +239,32 @@ static struct iwv_conn_param conn_param(const void *data, int len)
     return p;
 }
 
-static void connect_to(MPIDI_VC_t * vc)
+/* The proof ending an Initiate (hy_proto.h): HMAC of a label, the higher rank's nonce and the
+ * identity before it, under the key in the card of the higher rank (its transport peer, or -1 for
+ * ourselves). 0, or -1 without a key. */
+static int connect_proof(sctpm_peer higher, const uint8_t * nonce, const uint8_t * identity, size_t len,
+                         uint8_t * out)
+{
+    static const char label[] = "ch3:hybrid queue pair";
+    uint8_t in[sizeof(label) + MPIDI_CH3I_HY_NONCE_BYTES + IWV_MAX_PRIVATE_DATA];
+    if (len > IWV_MAX_PRIVATE_DATA)
+        return -1;
+    memcpy(in, label, sizeof(label));
+    memcpy(in + sizeof(label), nonce, MPIDI_CH3I_HY_NONCE_BYTES);
+    memcpy(in + sizeof(label) + MPIDI_CH3I_HY_NONCE_BYTES, identity, len);
+    return sctpm_link_key_mac(MPIDI_CH3I_sctp, higher, in, sizeof(label) + MPIDI_CH3I_HY_NONCE_BYTES + len, out);
+}
+
+static int same_bytes(const uint8_t * a, const uint8_t * b, size_t n)
+{
+    uint8_t diff = 0;           /* every byte, wherever they differ: the time tells nothing */
+    for (size_t i = 0; i < n; i++)
+        diff |= a[i] ^ b[i];
+    return diff == 0;
+}
+
+/* We are the lower side: connect, proving it with the higher side's nonce. */
+static void connect_to(MPIDI_VC_t * vc, const uint8_t * nonce)
 {
     uint8_t id[IWV_MAX_PRIVATE_DATA];
     struct iwv_conn_param p;
@@ -246,13 +276,18 @@ static void connect_to(MPIDI_VC_t * vc)
         return;
     }
     ours = our_contact(qp);
-    len = hy_write_identity(id, sizeof(id), MPIDI_Process.my_pg_rank,
+    len = hy_write_identity(id, sizeof(id) - MPIDI_CH3I_HY_PROOF_BYTES, MPIDI_Process.my_pg_rank,
                             (const char *) MPIDI_Process.my_pg->id, &ours);
+    if (len >= 0 && connect_proof(MPIDI_CH3I_VC_peer(vc), nonce, id, (size_t) len, id + len) != 0) {
+        complain("cannot prove a queue pair's connect: the peer's business card has no key", NULL);
+        len = -1;
+    }
     if (len >= 0) {
-        p = conn_param(id, len);
+        p = conn_param(id, len + MPIDI_CH3I_HY_PROOF_BYTES);
         if (iwv_connect(qp, vc->ch.hy.addr, vc->ch.hy.sctp_port, vc->ch.hy.udp_port, &p) == 0) {
             use_qp(vc, qp);
-            MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
+            if (vc->ch.hy.state != MPIDI_CH3I_HY_QP_CONNECTING)
+                MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
             return;
         }
         complain("cannot connect a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
@@ -261,18 +296,31 @@ static void connect_to(MPIDI_VC_t * vc)
     MPIDI_CH3I_Hy_qp_failed(vc);
 }
 
-/* The higher side of a pair waits for the lower one's connect (CONNECTING without a QP). */
-static void ask_for_connect(MPIDI_VC_t * vc)
+/* CONNECT_ME: the higher side sends its nonce (the one still unused, if it sent one before) and
+ * waits for the lower one's connect; the lower side asks for that nonce. Either waits in
+ * CONNECTING without a QP, except a higher side that does not know the peer's contact yet (it
+ * needs none to accept). */
+static void ask_for_connect(MPIDI_VC_t * vc, int higher)
 {
     MPIDI_CH3_Pkt_t pkt;
     memset(&pkt, 0, sizeof(pkt));
     pkt.type = MPIDI_CH3_PKT_HY_CONNECT_ME;
+    if (higher) {
+        if (!vc->ch.hy.nonce_issued &&
+            getrandom(vc->ch.hy.connect_nonce, MPIDI_CH3I_HY_NONCE_BYTES, 0) != MPIDI_CH3I_HY_NONCE_BYTES) {
+            MPIDI_CH3I_Hy_qp_failed(vc);
+            return;
+        }
+        memcpy(pkt.hy_connect_me.nonce, vc->ch.hy.connect_nonce, MPIDI_CH3I_HY_NONCE_BYTES);
+        vc->ch.hy.nonce_issued = 1;
+    }
     /* Not held behind RDMA transfers (there are none yet to this peer) and order-free. */
     if (ops.send_now(vc, &pkt, sizeof(pkt)) != MPI_SUCCESS) {
         MPIDI_CH3I_Hy_qp_failed(vc);
         return;
     }
-    MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
+    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_IDLE)
+        MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_CONNECTING);
 }
 
 /* No QP yet, and all it takes to make one: the peer's contact (IDLE), our RNIC, a process group
@@ -289,22 +337,25 @@ static int is_lower(MPIDI_VC_t * vc)
 
 void MPIDI_CH3I_Hy_connect(MPIDI_VC_t * vc)
 {
-    if (!may_connect(vc))
-        return;
-    if (is_lower(vc))
-        connect_to(vc);
-    else
-        ask_for_connect(vc);
+    if (may_connect(vc))
+        ask_for_connect(vc, !is_lower(vc));
 }
 
 int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
                                  MPIR_Request ** rreqp)
 {
-    (void) pkt, (void) data;
+    enum MPIDI_CH3I_Hy_qp_state state = vc->ch.hy.state;
+    (void) data;
     *buflen = 0;
     *rreqp = NULL;
-    if (may_connect(vc) && is_lower(vc))
-        connect_to(vc);
+    if (!MPIDI_CH3I_Hy_rnic.dev || !vc->pg)
+        return MPI_SUCCESS;
+    if (is_lower(vc)) {         /* the higher side's nonce: connect with it (if we know its contact) */
+        if (state == MPIDI_CH3I_HY_QP_IDLE || (state == MPIDI_CH3I_HY_QP_CONNECTING && !vc->ch.hy.qp))
+            connect_to(vc, pkt->hy_connect_me.nonce);
+    } else if (state <= MPIDI_CH3I_HY_QP_IDLE) {        /* the lower side asks for our nonce */
+        ask_for_connect(vc, 1);
+    }
     return MPI_SUCCESS;
 }
 
@@ -333,13 +384,32 @@ int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc)
     return vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY;
 }
 
+/* An Initiate's proof, against the nonce we sent that VC's rank; a nonce serves one connect. */
+static int proof_holds(MPIDI_VC_t * vc, const uint8_t * data, long at)
+{
+    static int told;
+    uint8_t want[MPIDI_CH3I_HY_PROOF_BYTES];
+    if (vc->ch.hy.nonce_issued && connect_proof(-1, vc->ch.hy.connect_nonce, data, (size_t) at, want) == 0 &&
+        same_bytes(want, data + at, sizeof(want))) {
+        vc->ch.hy.nonce_issued = 0;
+        return 1;
+    }
+    MPIDI_CH3I_Hy_rnic.proof_failures++;
+    if (!told++)
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "refused a queue pair connect naming rank %d: it does not "
+                          "prove that it holds this rank's business card%s (further refusals are only counted)",
+                          vc->pg_rank, vc->ch.hy.nonce_issued ? "" : " (no connect was asked of it)");
+    return 0;
+}
+
 static void on_connect_request(struct iwv_event *ev)
 {
     int rank = -1;
     const char *pg = NULL;
     MPIDI_CH3I_Hy_contact_t theirs, ours;
-    hy_wire_status status;
-    MPIDI_VC_t *vc = vc_of_identity(ev->private_data, ev->private_data_len, &rank, &pg, &theirs, &status);
+    hy_wire_status status = HY_WIRE_MALFORMED;
+    const long at = hy_proof_at(ev->private_data_len);
+    MPIDI_VC_t *vc = at < 0 ? NULL : vc_of_identity(ev->private_data, (size_t) at, &rank, &pg, &theirs, &status);
     struct iwv_conn_param p;
     iwv_qp *qp;
     if (vc && status == HY_WIRE_VERSION) {
@@ -347,9 +417,11 @@ static void on_connect_request(struct iwv_event *ev)
         wrong_version(vc, theirs.version);
         return;
     }
-    /* Only the lower side connects; a second connect from it replaces nothing that works, and a
-     * peer whose QP broke stays on SCTP (the header counts belong to that QP). */
-    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state >= MPIDI_CH3I_HY_QP_READY || !(qp = new_qp(vc))) {
+    /* Only the lower side connects, with the proof for the nonce we sent it; a second connect from
+     * it replaces nothing that works, and a peer whose QP broke stays on SCTP (the header counts
+     * belong to that QP). */
+    if (!vc || we_are_lower(rank, pg) || vc->ch.hy.state >= MPIDI_CH3I_HY_QP_READY ||
+        !proof_holds(vc, ev->private_data, at) || !(qp = new_qp(vc))) {
         iwv_reject(ev->request, NULL, 0);
         return;
     }

@@ -6,7 +6,9 @@
  *   ch3_hybrid_rdma_bytes      COUNTER: the data of both
  *   ch3_hybrid_rdma_fallbacks  COUNTER: RDMA operations that failed and were sent over SCTP
  *   ch3_hybrid_qp_put_headers  COUNTER: PUT headers sent as RDMAP Sends on the queue pair (the
- *                              others followed their data on SCTP) */
+ *                              others followed their data on SCTP)
+ *   ch3_hybrid_qp_proof_failures COUNTER: queue-pair connects refused because their Initiate did
+ *                              not prove that its sender holds this rank's business card */
 #include "mpidi_ch3_hybrid.h"
 
 static void counter(const char *name, unsigned long long *addr, const char *desc)
@@ -27,4 +29,7 @@ void MPIDI_CH3I_Hy_pvars_register(void)
             "RDMA operations that failed and were sent over SCTP instead");
     counter("ch3_hybrid_qp_put_headers", &r->qp_headers,
             "PUT headers sent as RDMAP Sends on the queue pair behind their data");
+    counter("ch3_hybrid_qp_proof_failures", &r->proof_failures,
+            "queue-pair connects refused because their Initiate did not prove that its sender holds "
+            "this rank's business card");
 }

@@ -76,8 +76,16 @@ TEST(HyProto, IdentityThatDoesNotFitIsNotWritten)
 TEST(HyProto, AnotherVersionIsToldApartFromGarbage)
 {
     int rank = -1;
-    EXPECT_EQ(parse(identity("3 pg", contact(2)), &rank), HY_WIRE_VERSION);
+    EXPECT_EQ(parse(identity("3 pg", contact(MPIDI_CH3I_HY_PROTO_VERSION + 1)), &rank), HY_WIRE_VERSION);
     EXPECT_EQ(rank, 3); // so the receiver can say which rank it is
+}
+
+TEST(HyProto, TheProofIsTheLast32Bytes)
+{
+    EXPECT_EQ(hy_proof_at(0), -1);
+    EXPECT_EQ(hy_proof_at(MPIDI_CH3I_HY_PROOF_BYTES), -1); // a proof and no identity
+    EXPECT_EQ(hy_proof_at(MPIDI_CH3I_HY_PROOF_BYTES + 1), 1);
+    EXPECT_EQ(hy_proof_at(508), 508 - MPIDI_CH3I_HY_PROOF_BYTES);
 }
 
 TEST(HyProto, MalformedIdentitiesAreRefused)
