@@ -81,6 +81,9 @@ step_mpi() {
     return $rc
 }
 
+# A process outside the job attacks a live 2-rank job on each channel (tests/adversary/run).
+step_adversary() { tests/adversary/run ch3-sctp ch3-hybrid; }
+
 # MPICH's own test suite: the gate is that ch3:sctp passes every test ch3:sock passes
 # (exclusions with reasons: tests/mpi/testsuite-exclusions.txt). ch3:sctp runs the whole
 # selection; ch3:sock then runs only the programs ch3:sctp did not pass, which is all the gate
@@ -216,6 +219,7 @@ add_step fuzz "Fuzz targets of the network-byte parsers, ${FUZZ_SECONDS} s each 
 MPICH_INSTALLS="sctp hybrid"
 add_step mpich "MPICH 4.0.2 with ch3:sctp and ch3:hybrid (build/install)" step_mpich_installs --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
+add_step adversary "An attacker outside the job against ch3:sctp and ch3:hybrid (tests/adversary/run)" step_adversary
 add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-bench/run-nas --smoke)" step_nas
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
 add_step mtu "No IP fragment on the rails at MTU 1500, 9000 and mixed (root)" step_mtu

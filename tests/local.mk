@@ -30,6 +30,11 @@ tests_transport_tests_LDADD = src/libsctpmpi.la -lgtest -lgtest_main
 TESTS += tests/transport_tests
 endif
 
+# The process outside a job that tests/adversary/run sets on one of its ranks (not a test itself).
+check_PROGRAMS += tests/adversary/attacker
+tests_adversary_attacker_SOURCES = tests/adversary/attacker.cpp
+tests_adversary_attacker_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS)
+
 # libFuzzer targets (clang): `make fuzz` builds them into fuzz/; see README.
 FUZZ_CXX = clang++
 FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I$(top_srcdir)/src
