@@ -207,6 +207,17 @@ void SctpLlp::close(bool abort) {
 
 // ---- the endpoint ---------------------------------------------------------------------------------
 
+// ABORTs an association of the endpoint socket with `reason` as its user-initiated cause (usrsctp
+// refuses a null buffer, even of length 0). Returns "" or what went wrong, for the caller's message.
+std::string DdpEndpoint::abort(uint32_t assoc, const char* reason) {
+    sctp_sndinfo info{};
+    info.snd_flags = SCTP_ABORT;
+    info.snd_assoc_id = assoc;
+    if (usrsctp_sendv(so_, reason, std::strlen(reason), nullptr, 0, &info, sizeof info, SCTP_SENDV_SNDINFO, 0) >= 0)
+        return "";
+    return std::string(" (and its ABORT failed: ") + std::strerror(errno) + ")";
+}
+
 bool DdpEndpoint::adaptation_is_ddp(uint32_t indication) { return indication == kAdaptationIndicationDdp; }
 
 size_t DdpEndpoint::segment_limit(uint32_t path_mtu) {
@@ -339,13 +350,10 @@ void DdpEndpoint::poll(std::vector<AssociationUp>& up, std::vector<AssociationFa
             // Data on the endpoint socket: its association was never announced as DDP (we peel
             // off as soon as it is), so the peer does not speak RFC 5043.
             if (infotype == SCTP_RECVV_RCVINFO) {
-                sctp_sndinfo abort{};
-                abort.snd_flags = SCTP_ABORT;
-                abort.snd_assoc_id = info.rcv_assoc_id;
-                usrsctp_sendv(so_, nullptr, 0, nullptr, 0, &abort, sizeof abort, SCTP_SENDV_SNDINFO, 0);
                 comm_up_.erase(info.rcv_assoc_id);
                 failed.push_back({info.rcv_assoc_id,
-                                  "peer sent data without announcing the DDP adaptation layer (RFC 5043 §11.1)"});
+                                  "peer sent data without announcing the DDP adaptation layer (RFC 5043 §11.1)" +
+                                      abort(info.rcv_assoc_id, "not DDP")});
             }
             continue;
         }
@@ -369,14 +377,11 @@ void DdpEndpoint::poll(std::vector<AssociationUp>& up, std::vector<AssociationFa
             if (adaptation_is_ddp(ai.sai_adaptation_ind)) {
                 peel(ai.sai_assoc_id, up, failed);
             } else {
-                sctp_sndinfo abort{};
-                abort.snd_flags = SCTP_ABORT;
-                abort.snd_assoc_id = ai.sai_assoc_id;
-                usrsctp_sendv(so_, nullptr, 0, nullptr, 0, &abort, sizeof abort, SCTP_SENDV_SNDINFO, 0);
                 comm_up_.erase(ai.sai_assoc_id);
                 failed.push_back({ai.sai_assoc_id, "peer announced adaptation layer " +
                                                        std::to_string(ai.sai_adaptation_ind) +
-                                                       ", not DDP (1) (RFC 5043 §11.1)"});
+                                                       ", not DDP (1) (RFC 5043 §11.1)" +
+                                                       abort(ai.sai_assoc_id, "not DDP")});
             }
             break;
         }

@@ -88,6 +88,7 @@ public:
 
     // RFC 5043 §11.1: the announced value is checked on every association; exposed for tests.
     static bool adaptation_is_ddp(uint32_t indication);
+    std::string abort(uint32_t assoc, const char* reason);
     // The largest DDP segment (SCTP user message) that one DATA chunk carries on a path of this
     // MTU: the fragmentation point of an association that started with it.
     static size_t segment_limit(uint32_t path_mtu);

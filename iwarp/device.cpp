@@ -86,6 +86,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     cfg.sctp_port = attr.sctp_port;
     cfg.path_mtu = attr.path_mtu ? attr.path_mtu : stack_settings().path_mtu;
     cfg.max_segment = attr.max_segment;
+    initiate_timeout_ = std::chrono::milliseconds(attr.initiate_timeout_ms ? attr.initiate_timeout_ms : IWV_INITIATE_TIMEOUT_MS);
     cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
     cfg.path_max_retrans = stack_settings().path_max_retrans;
     endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
@@ -194,6 +195,8 @@ int Device::progress_locked() {
             auto req = std::make_unique<iwv_conn_request>();
             req->device = this;
             req->llp = std::move(u.llp);
+            req->since = std::chrono::steady_clock::now();
+            drop_oldest_request_beyond(IWV_MAX_PENDING_REQUESTS - 1);
             requests_.push_back(std::move(req));
         }
     }
@@ -213,12 +216,29 @@ int Device::progress_locked() {
     return work;
 }
 
+// Keeps at most `keep` associations waiting for their Initiate: aborts the oldest beyond.
+void Device::drop_oldest_request_beyond(size_t keep) {
+    size_t waiting = 0;
+    for (const auto& r : requests_)
+        waiting += !r->announced;
+    for (auto it = requests_.begin(); waiting > keep && it != requests_.end();) {
+        if ((*it)->announced) {
+            ++it;
+            continue;
+        }
+        (*it)->llp->close(true);
+        it = requests_.erase(it);
+        --waiting;
+    }
+}
+
 // Passive associations: read the Initiate (RFC 5043 §6.2: the first message must be one) and
-// announce it; the ULP answers with accept or reject.
+// announce it; the ULP answers with accept or reject. One that sends none in time is aborted.
 void Device::progress_requests() {
+    const auto now = std::chrono::steady_clock::now();
     for (auto it = requests_.begin(); it != requests_.end();) {
         iwv_conn_request* req = it->get();
-        bool drop = false;
+        bool drop = !req->announced && now - req->since > initiate_timeout_;
         std::string why;
         while (!req->announced && !drop) {
             uint8_t buf[1024];

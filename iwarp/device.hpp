@@ -55,6 +55,7 @@ struct iwv_conn_request {
     iwarp::Session session{iwarp::SessionRole::passive};
     bool announced = false; // its Initiate was delivered as an event
     std::vector<uint8_t> partial; // the Initiate being read
+    std::chrono::steady_clock::time_point since; // when its association came up
 };
 
 namespace iwarp {
@@ -102,6 +103,7 @@ public:
 
 private:
     void progress_requests();
+    void drop_oldest_request_beyond(size_t keep);
     void collect_events();
     void signal();
     bool idle_locked();
@@ -121,6 +123,7 @@ private:
     };
     std::map<uint32_t, Connecting> connecting_; // active connects by association id
     std::vector<std::unique_ptr<iwv_conn_request>> requests_;
+    std::chrono::milliseconds initiate_timeout_;
     std::set<iwv_qp*> qps_;
     std::deque<iwv_event> events_;
     std::atomic<size_t> event_count_{0}; // events_.size(), for events_waiting()

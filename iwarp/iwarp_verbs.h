@@ -45,7 +45,12 @@ struct iwv_device_attr {
     uint16_t sctp_port;       /* SCTP port of the DDP endpoint; 0 = reserve a free one */
     uint32_t path_mtu;        /* largest IP packet on any path (link MTU); 0 = each path's route MTU */
     uint32_t max_segment;     /* cap on DDP segments (SCTP message bytes, DDP-SSN included); 0 = none */
+    uint32_t initiate_timeout_ms; /* an incoming association whose Initiate has not arrived whole
+                                   * within this is aborted; 0 = IWV_INITIATE_TIMEOUT_MS */
 };
+#define IWV_INITIATE_TIMEOUT_MS 10000
+/* Incoming associations waiting for their Initiate at most; a new one past this aborts the oldest. */
+#define IWV_MAX_PENDING_REQUESTS 64
 void iwv_device_attr_init(struct iwv_device_attr *attr);
 
 /* Starts the usrsctp stack if nobody has (settings from the MPIR_CVAR_CH3_SCTP_* environment). */

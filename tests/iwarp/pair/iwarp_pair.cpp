@@ -8,8 +8,12 @@
 #include "path_params.hpp"
 
 #include "adaptation.hpp"
+#include "wire.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <usrsctp.h>
 
 using namespace iwtest;
 
@@ -304,6 +308,82 @@ TEST_P(IwarpPair, BindListErrors) {
         },
         [&](Side& s) {
             CHILD_CHECK(s.link.get<char>() == 'd', "done");
+            s.close();
+        });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+// An association that comes up as DDP but never sends its Initiate (RFC 5043 §6.2) is not kept:
+// after initiate_timeout_ms it is aborted, and a device keeps at most IWV_MAX_PENDING_REQUESTS
+// such associations (one more aborts the oldest, whatever the timeout).
+namespace {
+
+// A raw SCTP association that announces DDP and then says nothing: returns its socket.
+struct socket* silent_ddp_association(uint16_t sctp_port, uint16_t udp_port) {
+    struct socket* so = usrsctp_socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP, nullptr, nullptr, 0, nullptr);
+    CHILD_CHECK(so, "usrsctp_socket: %s", std::strerror(errno));
+    sctp_setadaptation ali{};
+    ali.ssb_adaptation_ind = iwarp::kAdaptationIndicationDdp;
+    CHILD_CHECK(usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, &ali, sizeof ali) == 0, "adaptation");
+    sctp_udpencaps enc{};
+    enc.sue_address.ss_family = AF_INET;
+    enc.sue_port = htons(udp_port);
+    CHILD_CHECK(usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof enc) == 0, "encaps");
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(sctp_port);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    CHILD_CHECK(usrsctp_connect(so, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0, "connect: %s", std::strerror(errno));
+    return so;
+}
+
+// Blocks until the association of `so` ends (the device's ABORT): true if it did.
+bool aborted(struct socket* so) {
+    char buf[64];
+    return usrsctp_recvv(so, buf, sizeof buf, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) <= 0;
+}
+
+} // namespace
+
+TEST_P(IwarpPair, AssociationsWithoutInitiateAreAbortedAndBounded) {
+    auto o = run_pair(
+        GetParam(),
+        [](Side& s) { // the attacker
+            const auto timed = s.link.get<std::pair<uint16_t, uint16_t>>();
+            const auto bounded = s.link.get<std::pair<uint16_t, uint16_t>>();
+            struct socket* lone = silent_ddp_association(timed.first, timed.second);
+            CHILD_CHECK(aborted(lone), "an association without Initiate outlived the 300 ms timeout");
+            usrsctp_close(lone);
+            std::vector<struct socket*> crowd;
+            for (int i = 0; i <= IWV_MAX_PENDING_REQUESTS; ++i)
+                crowd.push_back(silent_ddp_association(bounded.first, bounded.second));
+            CHILD_CHECK(aborted(crowd.front()), "the oldest of %d silent associations was kept",
+                        IWV_MAX_PENDING_REQUESTS + 1);
+            for (struct socket* so : crowd)
+                usrsctp_close(so);
+            s.link.put('d');
+            s.close();
+        },
+        [](Side& s) { // two devices: a short timeout, and the default one (so only the bound acts)
+            iwv_device_attr attr;
+            iwv_device_attr_init(&attr);
+            attr.progress = s.mode;
+            attr.bind_address = "127.0.0.1";
+            attr.initiate_timeout_ms = 300;
+            char err[256];
+            iwv_device* timed = iwv_open_device(&attr, err, sizeof err);
+            attr.initiate_timeout_ms = 0;
+            iwv_device* bounded = iwv_open_device(&attr, err, sizeof err);
+            CHILD_CHECK(timed && bounded, "%s", err);
+            s.link.put(std::make_pair(iwv_device_sctp_port(timed), iwv_device_udp_port(timed)));
+            s.link.put(std::make_pair(iwv_device_sctp_port(bounded), iwv_device_udp_port(bounded)));
+            pollfd done{s.link.rd, POLLIN, 0};
+            while (poll(&done, 1, 0) == 0) {
+                iwv_progress(timed, 20);
+                iwv_progress(bounded, 20);
+            }
+            CHILD_CHECK(s.link.get<char>() == 'd', "done");
+            CHILD_CHECK(iwv_close_device(timed) == 0 && iwv_close_device(bounded) == 0, "close");
             s.close();
         });
     EXPECT_TRUE(o.ok()) << o.describe();
