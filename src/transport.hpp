@@ -86,9 +86,12 @@ private:
     void handle_challenge(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
     void handle_proof(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
     void accept_link(AssocId assoc, LinkKey link, const std::string& blob, const std::string& card);
-    // A failed proof: counted, the association aborted; reported the first time, and always when
-    // one of our peers is the culprit.
+    // A failed proof: counted, the association aborted (refuse).
     void auth_failed(AssocId assoc, const Peer* culprit, const std::string& why);
+    // Aborts an association for the count-th refusal of its kind: a protocol error reported when
+    // one of our peers is the culprit or it is the first; a stranger's later ones only counted, so
+    // a flood of them cannot flood stderr.
+    void refuse(AssocId assoc, const Peer* culprit, const std::string& why, int error, uint64_t count);
     void send_control(AssocId assoc, std::string frame);
     int flush_control();
     void adopt_link(Peer& p, AssocId assoc, LinkKey link);

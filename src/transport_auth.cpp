@@ -172,13 +172,7 @@ void Transport::auth_failed(AssocId assoc, const Peer* culprit, const std::strin
     if (a && a->ended)
         return;
     ++auth_failures_;
-    if (culprit || auth_failures_ == 1) {
-        protocol_error(assoc, culprit, why + (culprit ? "" : " (further refusals are only counted)"), EACCES);
-        return;
-    }
-    end_assoc(assoc, true, SCTPM_EV_PROTOCOL_ERROR, EACCES, [&](const Peer& p) {
-        return "peer " + std::to_string(p.id) + " (association " + std::to_string(assoc) + "): " + why;
-    });
+    refuse(assoc, culprit, why, EACCES, auth_failures_);
 }
 
 bool Transport::link_key_mac(sctpm_peer id, std::string_view data, uint8_t out[32]) const {

@@ -449,9 +449,20 @@ void Transport::protocol_error(AssocId assoc, const Peer* culprit, const std::st
 void Transport::bound_exceeded(AssocId assoc, const Peer* culprit, const HeldBytesBound& bound,
                                const std::string& what, uint64_t would_hold) {
     const AssocEntry* a = peers_.find_assoc(assoc);
-    if (!a || !a->ended)
-        ++bound_aborts_;
-    protocol_error(assoc, culprit, bound.describe(what, would_hold));
+    if (a && a->ended)
+        return;
+    ++bound_aborts_;
+    refuse(assoc, culprit, bound.describe(what, would_hold), EPROTO, bound_aborts_);
+}
+
+void Transport::refuse(AssocId assoc, const Peer* culprit, const std::string& why, int error, uint64_t count) {
+    if (culprit || count == 1) {
+        protocol_error(assoc, culprit, why + (culprit ? "" : " (further refusals of strangers are only counted)"), error);
+        return;
+    }
+    end_assoc(assoc, true, SCTPM_EV_PROTOCOL_ERROR, error, [&](const Peer& p) {
+        return "peer " + std::to_string(p.id) + " (association " + std::to_string(assoc) + "): " + why;
+    });
 }
 
 void Transport::drop_pending(AssocEntry& a) {
