@@ -79,6 +79,7 @@ int QueuePair::modify(iwv_qp_state to, std::string& error) {
         orq_.clear();
         tx_queue_.clear();
         early_.clear();
+        early_bytes_ = 0;
         const StagTable* st = rx_.stags;
         rx_ = ReceiverState{};
         rx_.stags = st;

@@ -56,6 +56,10 @@ public:
     void start_passive(std::unique_ptr<Llp> llp, Session session, IrdOrdPair mine,
                        std::span<const uint8_t> private_data);
     void connecting(); // INIT -> RTR while the association is set up
+    // Messages that arrived ahead of their DDP-SSN are held up to this many bytes; more ends the
+    // session (a legitimate peer has at most its flight of unacknowledged data ahead of a hole).
+    static constexpr size_t kDefaultEarlyLimit = size_t(64) << 20;
+    void set_early_limit(size_t bytes) { early_limit_ = bytes; }
     void fail_connect(const std::string& why); // the association never came up
     void disconnect(); // session Terminate, then close
     bool connected() const { return llp_ != nullptr; }
@@ -156,6 +160,8 @@ private:
     std::deque<RecvWqe> rq_;
     ReceiverState rx_;
     std::map<uint16_t, TxMessage> early_; // messages ahead of the next DDP-SSN (bytes + ppid)
+    size_t early_bytes_ = 0;              // what early_ holds
+    size_t early_limit_ = kDefaultEarlyLimit;
     std::vector<uint8_t> bounce_;
     uint16_t cur_ssn_ = 0;
 

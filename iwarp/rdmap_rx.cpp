@@ -99,6 +99,13 @@ bool QueuePair::receive_message() {
         bounce_.assign(head, head + n);
         if (!read_rest(bounce_, kMaxWholeMessage, r.eor)) return true;
         if (order == SsnOrder::ahead) {
+            if (early_bytes_ + bounce_.size() > early_limit_) {
+                session_error("messages ahead of the expected DDP-SSN " + std::to_string(session_->expected_ssn()) +
+                              " would hold " + std::to_string(early_bytes_ + bounce_.size()) +
+                              " bytes, over the bound of " + std::to_string(early_limit_));
+                return true;
+            }
+            early_bytes_ += bounce_.size();
             early_[ssn] = TxMessage{r.ppid, std::move(bounce_)};
             bounce_ = {};
             return true;
@@ -117,6 +124,7 @@ void QueuePair::drain_early() {
         if (it == early_.end()) return;
         TxMessage m = std::move(it->second);
         early_.erase(it);
+        early_bytes_ -= m.bytes.size();
         cur_ssn_ = be::load16(m.bytes.data());
         if (m.ppid == kPpidSessionControl) {
             handle_control(m.bytes);

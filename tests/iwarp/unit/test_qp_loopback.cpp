@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "mem_llp.hpp"
+
+#include <algorithm>
 #include "qp.hpp"
 
 #include <numeric>
@@ -271,6 +273,30 @@ TEST(QpLoopback, ScrambledDeliveryIsPutBackInDdpSsnOrder) {
         EXPECT_TRUE(std::equal(msgs[i].begin(), msgs[i].end(), l.b.mem.begin() + 40000 + i * 4000)) << i;
     }
     EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS);
+}
+
+// Messages ahead of a missing one are held only up to the QP's early limit: past it, the session
+// ends with an error naming the bound, instead of holding whatever the peer sends.
+TEST(QpLoopback, MessagesAheadOfAHoleAreBounded) {
+    Loop l;
+    l.b.qp->set_early_limit(3000);
+    l.pipe.ab->hold = true;
+    for (int i = 0; i < 6; ++i) {
+        iwv_send_wr w = wr_of(uint64_t(i), IWV_WR_RDMA_WRITE, 0);
+        w.rdma.remote_addr = addr(l.b.mem.data() + i * 2000);
+        w.rdma.rkey = l.b.stag;
+        ASSERT_EQ(l.a.post(w, {l.a.sge(size_t(i) * 2000, 1000)}), 0);
+    }
+    l.settle();
+    auto& q = *l.pipe.ab;
+    ASSERT_GE(q.held.size(), 6u);
+    std::reverse(q.held.begin(), q.held.end()); // the first arrives last: the rest are ahead of it
+    for (auto& m : q.held) q.ready.push_back(std::move(m));
+    q.held.clear();
+    ASSERT_TRUE(l.run([&] { return l.b.qp->state() == IWV_QPS_ERR; }));
+    auto eb = l.b.qp->take_events();
+    ASSERT_FALSE(eb.empty());
+    EXPECT_NE(eb[0].detail.find("over the bound of 3000"), std::string::npos) << eb[0].detail;
 }
 
 TEST(QpLoopback, BlockedLlpIsRetried) {
