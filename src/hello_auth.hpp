@@ -9,6 +9,8 @@
 //   challenge: nonce_a (16) | MAC(key, "sctpm accept" | nonce_o | nonce_a | blob)   (frame kind 2)
 //   proof:                    MAC(key, "sctpm open"   | nonce_o | nonce_a | blob)   (frame kind 3)
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +25,15 @@ constexpr size_t kChallengeBytes = kNonceBytes + kMacBytes;
 constexpr size_t kProofBytes = kMacBytes;
 
 enum class AuthRole { acceptor, opener };
+
+// A hello's payload (above), and its parts.
+struct HelloParts {
+    std::string nonce, blob, card;
+};
+std::string format_hello(const HelloParts& h); // blob at most 65535 bytes
+// nullopt when the bytes are not that layout (shorter than a nonce and a length, or a blob length
+// beyond the payload); the card is not checked here.
+std::optional<HelloParts> parse_hello(const uint8_t* payload, size_t len);
 
 Digest link_mac(AuthRole who, std::string_view key, std::string_view nonce_opener, std::string_view nonce_acceptor,
                 std::string_view blob);

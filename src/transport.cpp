@@ -112,7 +112,7 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
       pre_hello_bound_("pre_hello_bytes", s.pre_hello_bytes ? s.pre_hello_bytes
                                                             : uint64_t{s.fragment_size} + kFrameHeaderSize + kHeldItemOverhead),
       reorder_bound_("reorder_bytes", s.reorder_bytes) {
-    if (hello_.size() + SCTPM_CARD_MAX + 2 > kMaxHelloBytes)
+    if (kNonceBytes + 2 + hello_.size() + SCTPM_CARD_MAX > kMaxHelloBytes)
         throw Error("hello blob of " + std::to_string(hello_.size()) + " bytes is too large");
     limits_.max_fragment = s_.fragment_size;
     limits_.max_message = s_.max_message;

@@ -43,17 +43,15 @@ void Transport::handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload
         protocol_error(assoc, peers_.get(known), "second hello on " + link.describe());
         return;
     }
-    // nonce | u16 blob length | blob | card
-    const size_t at = kNonceBytes;
-    const size_t blob_len = len >= at + 2 ? (size_t(payload[at]) << 8 | payload[at + 1]) : 0;
-    if (len < at + 2 || at + 2 + blob_len > len) {
+    std::optional<HelloParts> hello = parse_hello(payload, len);
+    if (!hello) {
         protocol_error(assoc, nullptr, "malformed hello of " + std::to_string(len) + " bytes on " + link.describe());
         return;
     }
     AssocEntry::Challenge c;
-    c.nonce_opener = bytes_of(payload, kNonceBytes);
-    c.blob = bytes_of(payload + at + 2, blob_len);
-    c.card = bytes_of(payload + at + 2 + blob_len, len - at - 2 - blob_len);
+    c.nonce_opener = std::move(hello->nonce);
+    c.blob = std::move(hello->blob);
+    c.card = std::move(hello->card);
     if (s_.auth == AuthMode::off) {
         accept_link(assoc, link, c.blob, c.card);
         return;

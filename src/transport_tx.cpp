@@ -36,16 +36,11 @@ void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* ou
 } // namespace
 
 void Transport::queue_hello(Peer& p) {
-    // Payload: a fresh nonce, u16 length of the hello blob, the blob, then our card without its
-    // key (the peer may not know the card; the key never travels in a hello).
+    // A fresh nonce, the hello blob, then our card without its key (the peer may not know the
+    // card; the key never travels in a hello).
     TxMessage m;
-    const std::string& hello = p.hello.empty() ? hello_ : p.hello;
     p.hello_nonce = random_bytes(kNonceBytes);
-    m.owned = p.hello_nonce;
-    m.owned += static_cast<char>(hello.size() >> 8);
-    m.owned += static_cast<char>(hello.size() & 0xff);
-    m.owned += hello;
-    m.owned += hello_card_;
+    m.owned = format_hello({p.hello_nonce, p.hello.empty() ? hello_ : p.hello, hello_card_});
     m.iov.push_back({m.owned.data(), m.owned.size()});
     m.header.kind = FrameKind::hello;
     m.header.total = m.owned.size();

@@ -47,6 +47,11 @@ fuzz/card_fuzz: $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cp
 fuzz/hy_identity_fuzz: $(top_srcdir)/tests/fuzz/hy_identity_fuzz.cpp $(top_srcdir)/ch3_hybrid/include/hy_proto.h
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(top_srcdir)/ch3_hybrid/include -o $@ $(top_srcdir)/tests/fuzz/hy_identity_fuzz.cpp
-fuzz: fuzz/frame_fuzz fuzz/card_fuzz fuzz/hy_identity_fuzz
+fuzz/hello_fuzz: $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello_auth.cpp $(top_srcdir)/src/hello_auth.hpp \
+		$(top_srcdir)/src/hmac_sha256.cpp
+	@mkdir -p fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello_auth.cpp \
+		$(top_srcdir)/src/hmac_sha256.cpp
+fuzz: fuzz/frame_fuzz fuzz/card_fuzz fuzz/hy_identity_fuzz fuzz/hello_fuzz
 .PHONY: fuzz
-EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp tests/fuzz/hy_identity_fuzz.cpp
+EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp tests/fuzz/hy_identity_fuzz.cpp tests/fuzz/hello_fuzz.cpp

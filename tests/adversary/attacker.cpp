@@ -51,7 +51,7 @@ std::string frame(FrameKind kind, uint8_t link, uint32_t seq, const std::string&
 }
 
 std::string hello(uint8_t link, const std::string& nonce, const std::string& blob, const std::string& card) {
-    return frame(FrameKind::hello, link, 0, nonce + char(blob.size() >> 8) + char(blob.size() & 0xff) + blob + card);
+    return frame(FrameKind::hello, link, 0, format_hello({nonce, blob, card}));
 }
 
 // One association of ours to the victim, on an endpoint of its own (a new source port each).

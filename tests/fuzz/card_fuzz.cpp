@@ -23,7 +23,7 @@ void check(bool ok, const char* what) {
 }
 
 bool same(const Card& a, const Card& b) {
-    return a.udp_port == b.udp_port && a.sctp_port == b.sctp_port && a.addresses == b.addresses;
+    return a.udp_port == b.udp_port && a.sctp_port == b.sctp_port && a.addresses == b.addresses && a.key == b.key;
 }
 
 } // namespace

@@ -40,7 +40,7 @@ inline std::string frame(const sctpm::FrameHeader& h, const std::string& payload
 // A hello frame on link 0 introducing itself as `blob` with `card` (hello_auth.hpp).
 inline std::string hello_frame(const std::string& blob, const std::string& card,
                                const std::string& nonce = std::string(sctpm::kNonceBytes, 'n')) {
-    const std::string p = nonce + char(blob.size() >> 8) + char(blob.size() & 0xff) + blob + card;
+    const std::string p = sctpm::format_hello({nonce, blob, card});
     return frame(frame_header(sctpm::FrameKind::hello, sctpm::kFrameFirst | sctpm::kFrameLast, 0, uint32_t(p.size()),
                               p.size(), 0),
                  p);
