@@ -33,23 +33,6 @@ static long status_kib(const char *field)
     return kib;
 }
 
-/* A counter by name, or -1 if this install has none of that name. */
-static long long counter(const char *name)
-{
-    int index, count;
-    unsigned long long value = 0;
-    MPI_T_pvar_session session;
-    MPI_T_pvar_handle handle;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS)
-        return -1;
-    CHK(MPI_T_pvar_session_create(&session));
-    CHK(MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count));
-    CHK(MPI_T_pvar_read(session, handle, &value));
-    CHK(MPI_T_pvar_handle_free(session, &handle));
-    CHK(MPI_T_pvar_session_free(&session));
-    return (long long) value;
-}
-
 static unsigned word(int round, int from, int i) { return (unsigned) round * 2654435761u ^ (unsigned) from << 24 ^ (unsigned) i; }
 
 int main(int argc, char **argv)
@@ -93,8 +76,8 @@ int main(int argc, char **argv)
     printf("%s: rank %d: %d rounds checked, RSS %ld KiB at start, peak growth %ld KiB, now %+ld KiB; "
            "auth_failures %lld, bound_aborts %lld, qp_proof_failures %lld\n",
            TEST_NAME, rank, round, rss_before, status_kib("VmHWM:") - rss_before, status_kib("VmRSS:") - rss_before,
-           counter("ch3_sctp_auth_failures"), counter("ch3_sctp_bound_aborts"),
-           counter("ch3_hybrid_qp_proof_failures"));
+           pvar_counter("ch3_sctp_auth_failures"), pvar_counter("ch3_sctp_bound_aborts"),
+           pvar_counter("ch3_hybrid_qp_proof_failures"));
     fflush(stdout);
     CHK(MPI_T_finalize());
     MPI_Finalize();

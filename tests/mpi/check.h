@@ -33,4 +33,22 @@ static void fail(int line, const char *fmt, ...)
         }                                                                          \
     } while (0)
 
+/* An MPI_T counter (MPI_UNSIGNED_LONG_LONG, count 1) by name, read now; -1 if this install has
+ * none of that name (MPI_T initialised by the caller). */
+static inline long long pvar_counter(const char *name)
+{
+    int index, count;
+    unsigned long long value = 0;
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS)
+        return -1;
+    CHK(MPI_T_pvar_session_create(&session));
+    CHK(MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count));
+    CHK(MPI_T_pvar_read(session, handle, &value));
+    CHK(MPI_T_pvar_handle_free(session, &handle));
+    CHK(MPI_T_pvar_session_free(&session));
+    return (long long) value;
+}
+
 #endif

@@ -277,31 +277,15 @@ static void run_window(int flavor, int round)
         free(w.mem);
 }
 
-static long long pvar_count(const char *name)
-{
-    int index, count;
-    unsigned long long v = 0;
-    MPI_T_pvar_session session;
-    MPI_T_pvar_handle h;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS)
-        return -1;
-    CHK(MPI_T_pvar_session_create(&session));
-    CHK(MPI_T_pvar_handle_alloc(session, index, NULL, &h, &count));
-    CHK(MPI_T_pvar_read(session, h, &v));
-    CHK(MPI_T_pvar_handle_free(session, &h));
-    CHK(MPI_T_pvar_session_free(&session));
-    return (long long)v;
-}
-
 static void report_rdma(void)
 {
     int provided;
     long long mine[4], all[4];
     CHK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    mine[0] = pvar_count("ch3_hybrid_rdma_puts");
-    mine[1] = pvar_count("ch3_hybrid_rdma_gets");
-    mine[2] = pvar_count("ch3_hybrid_rdma_fallbacks");
-    mine[3] = pvar_count("ch3_hybrid_qp_put_headers");
+    mine[0] = pvar_counter("ch3_hybrid_rdma_puts");
+    mine[1] = pvar_counter("ch3_hybrid_rdma_gets");
+    mine[2] = pvar_counter("ch3_hybrid_rdma_fallbacks");
+    mine[3] = pvar_counter("ch3_hybrid_qp_put_headers");
     CHK(MPI_T_finalize());
     if (mine[0] < 0) {
         if (getenv("RMA_EXPECT_RDMA"))
