@@ -73,6 +73,10 @@ void Transport::handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload
 void Transport::handle_challenge(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len) {
     AssocEntry& a = peers_.assoc(assoc);
     Peer* p = peers_.get(a.peer_on(link));
+    if (len != kChallengeBytes) { // decode_frame_header already holds it to this size
+        protocol_error(assoc, p, "challenge of " + std::to_string(len) + " bytes on " + link.describe());
+        return;
+    }
     if (!link.opened_by_me || !p) {
         protocol_error(assoc, p, "challenge on " + link.describe() + ", which has no hello of ours");
         return;
@@ -90,7 +94,7 @@ void Transport::handle_challenge(AssocId assoc, LinkKey link, const uint8_t* pay
     const std::string nonce_acceptor = bytes_of(payload, kNonceBytes);
     const std::string& blob = p->hello.empty() ? hello_ : p->hello;
     const Digest want = link_mac(AuthRole::acceptor, p->card.key, p->hello_nonce, nonce_acceptor, blob);
-    if (len != kChallengeBytes || !same_digest(want.data(), payload + kNonceBytes, kMacBytes)) {
+    if (!same_digest(want.data(), payload + kNonceBytes, kMacBytes)) {
         auth_failed(assoc, p,
                     "the answer on " + link.describe() + " does not prove that the peer holds the key of its card: "
                     "it is not the process that card names");

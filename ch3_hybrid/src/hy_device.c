@@ -270,6 +270,7 @@ static void connect_to(MPIDI_VC_t * vc, const uint8_t * nonce)
     struct iwv_conn_param p;
     MPIDI_CH3I_Hy_contact_t ours;
     int len;
+    sctpm_peer higher;
     iwv_qp *qp;
     if (!(qp = new_qp(vc))) {
         MPIDI_CH3I_Hy_qp_failed(vc);
@@ -278,8 +279,9 @@ static void connect_to(MPIDI_VC_t * vc, const uint8_t * nonce)
     ours = our_contact(qp);
     len = hy_write_identity(id, sizeof(id) - MPIDI_CH3I_HY_PROOF_BYTES, MPIDI_Process.my_pg_rank,
                             (const char *) MPIDI_Process.my_pg->id, &ours);
-    if (len >= 0 && connect_proof(MPIDI_CH3I_VC_peer(vc), nonce, id, (size_t) len, id + len) != 0) {
-        complain("cannot prove a queue pair's connect: the peer's business card has no key", NULL);
+    higher = MPIDI_CH3I_VC_peer(vc);    /* -1 would name our own key */
+    if (len >= 0 && (higher < 0 || connect_proof(higher, nonce, id, (size_t) len, id + len) != 0)) {
+        complain("cannot prove a queue pair's connect: no key in the peer's business card", NULL);
         len = -1;
     }
     if (len >= 0) {
