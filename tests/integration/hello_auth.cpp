@@ -132,3 +132,32 @@ TEST(HelloAuth, KeylessCardCannotOpenALink) {
         [](Side&) {});
     EXPECT_TRUE(o.ok()) << o.describe();
 }
+
+// Processes of one job with different auth settings: the one that opens the link with auth off
+// gets a challenge it cannot answer, and says why; the other delivers nothing.
+TEST(HelloAuth, MismatchedSettingIsNamed) {
+    auto o = run_pair_configured(
+        [](Side& s) {
+            sctpm_key key{0, 0, 0};
+            std::string m = make_message(1, 100);
+            iovec v{m.data(), m.size()};
+            const int rc = sctpm_send(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(1));
+            CHILD_CHECK(rc == 0 || rc == 1, "send returned %d", rc);
+            CHILD_CHECK(s.progress_until([&] { return s.failure_of(s.other) != nullptr; }), "no failure");
+            CHILD_CHECK(std::strstr(s.failure_of(s.other)->detail, "auth is off here"), "%s",
+                        s.failure_of(s.other)->detail);
+        },
+        [](sctpm_config* cfg) { set(cfg, "auth", "off"); },
+        [](Side& s) { // holds a's link for its proof, and lets go when a aborts the association
+            sctpm_held_stats h{};
+            auto held = [&] {
+                sctpm_held_stats_get(s.t, &h);
+                return h.pre_hello_bytes;
+            };
+            CHILD_CHECK(s.progress_until([&] { return held() > 0; }), "a's hello was never challenged");
+            CHILD_CHECK(s.progress_until([&] { return held() == 0; }), "a's link is still held");
+            CHILD_CHECK(s.completed == 0, "a message was delivered without a proof");
+        },
+        {});
+    EXPECT_TRUE(o.ok()) << o.describe();
+}

@@ -211,4 +211,11 @@ inline PairExit run_pair(const Role& a, const Role& b, const Setup& setup = {}, 
                      [&](int rd, int wr) { run_child(b, setup, wr, rd, b_knows_a); }, timeout_s);
 }
 
+// The same with settings of each side's own.
+inline PairExit run_pair_configured(const Role& a, const Setup& setup_a, const Role& b, const Setup& setup_b,
+                                    int timeout_s = 120) {
+    return fork_pair([&](int rd, int wr) { run_child(a, setup_a, wr, rd, true); },
+                     [&](int rd, int wr) { run_child(b, setup_b, wr, rd, true); }, timeout_s);
+}
+
 } // namespace pair_test
