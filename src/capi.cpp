@@ -218,8 +218,18 @@ int sctpm_peer_stats_get(const sctpm_transport* t, sctpm_peer p, sctpm_peer_stat
 
 void sctpm_held_stats_get(const sctpm_transport* t, sctpm_held_stats* out) { *out = t->impl->held_stats(); }
 
-int sctpm_link_key_mac(const sctpm_transport* t, sctpm_peer p, const void* data, size_t len, unsigned char out[32]) {
-    return t->impl->link_key_mac(p, std::string_view(static_cast<const char*>(data), len), out) ? 0 : -1;
+int sctpm_link_key_mac(const sctpm_transport* t, sctpm_peer p, const iovec* parts, int n, unsigned char out[32]) {
+    const std::optional<sctpm::Digest> d = t->impl->link_key_mac(p, parts, n);
+    if (!d)
+        return -1;
+    std::memcpy(out, d->data(), d->size());
+    return 0;
+}
+
+int sctpm_link_key_mac_check(const sctpm_transport* t, sctpm_peer p, const iovec* parts, int n,
+                             const unsigned char mac[32]) {
+    const std::optional<sctpm::Digest> d = t->impl->link_key_mac(p, parts, n);
+    return d && sctpm::same_digest(d->data(), mac, d->size()) ? 1 : 0;
 }
 
 } // extern "C"

@@ -1,4 +1,4 @@
-// The two MACs of a link's proof of membership (hello_auth.hpp).
+// A hello's payload and the two MACs of a link's proof of membership (hello_auth.hpp).
 #include "hello_auth.hpp"
 
 namespace sctpm {

@@ -92,7 +92,7 @@ private:
 
 } // namespace
 
-Digest hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts) {
+Digest hmac_sha256(std::string_view key, std::span<const std::string_view> parts) {
     uint8_t k[kBlock] = {};
     if (key.size() > kBlock) {
         Sha256 s;

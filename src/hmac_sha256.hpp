@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,7 +15,10 @@ namespace sctpm {
 using Digest = std::array<uint8_t, 32>;
 
 // HMAC-SHA-256 of the concatenation of `parts` under `key`.
-Digest hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts);
+Digest hmac_sha256(std::string_view key, std::span<const std::string_view> parts);
+inline Digest hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts) {
+    return hmac_sha256(key, std::span<const std::string_view>(parts.begin(), parts.size()));
+}
 
 // Compares in time independent of where they differ (a MAC check must not leak a prefix).
 bool same_digest(const uint8_t* a, const uint8_t* b, size_t len);

@@ -191,11 +191,15 @@ typedef struct {
 } sctpm_held_stats;
 void sctpm_held_stats_get(const sctpm_transport *t, sctpm_held_stats *out);
 
-/* HMAC-SHA-256 of data (32 bytes into out) under a link key (the "auth" setting): this process's
- * own (p < 0) or the one in peer p's card. For the channels' own proofs of membership (ch3:hybrid's
- * queue-pair connections); put a label of your own first in data. Returns 0, or -1 when p is
- * unknown or its card has no key (a card from a hello). */
-int sctpm_link_key_mac(const sctpm_transport *t, sctpm_peer p, const void *data, size_t len, unsigned char out[32]);
+/* HMAC-SHA-256 of the concatenated parts (32 bytes into out) under a link key (the "auth"
+ * setting): this process's own (p < 0) or the one in peer p's card. For the channels' own proofs
+ * of membership (ch3:hybrid's queue-pair connections); make a label of your own the first part.
+ * Returns 0, or -1 when p is unknown or its card has no key (a card from a hello). */
+int sctpm_link_key_mac(const sctpm_transport *t, sctpm_peer p, const struct iovec *parts, int n,
+                       unsigned char out[32]);
+/* 1 if mac is that HMAC (compared in constant time), else 0 (also without a key). */
+int sctpm_link_key_mac_check(const sctpm_transport *t, sctpm_peer p, const struct iovec *parts, int n,
+                             const unsigned char mac[32]);
 
 #ifdef __cplusplus
 }

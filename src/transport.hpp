@@ -8,11 +8,13 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "endpoint.hpp"
+#include "hmac_sha256.hpp"
 #include "held_bytes.hpp"
 #include "peer_table.hpp"
 #include "progress.hpp"
@@ -58,8 +60,9 @@ public:
     int peer_paths(sctpm_peer id, sctpm_path_info* out, int max);
     bool peer_stats(sctpm_peer id, sctpm_peer_stats* out) const;
     sctpm_held_stats held_stats() const;
-    // HMAC-SHA-256 under our key (id < 0) or peer id's (sctpm_link_key_mac); false if it has none.
-    bool link_key_mac(sctpm_peer id, std::string_view data, uint8_t out[32]) const;
+    // HMAC-SHA-256 of the parts under our key (id < 0) or peer id's (sctpm_link_key_mac);
+    // nullopt if it has none.
+    std::optional<Digest> link_key_mac(sctpm_peer id, const iovec* parts, int n) const;
 
 private:
     // ---- receive path (transport_rx.cpp)
@@ -122,6 +125,8 @@ private:
     int write_stage();
     bool pump(Peer& p, uint16_t stream);
     void connect_peer(Peer& p);
+    // An internal message (hello, proof) at the front of stream 0, ahead of everything queued.
+    void queue_control(Peer& p, FrameKind kind, std::string payload);
     void queue_hello(Peer& p);
     void flush_completions();
 

@@ -101,16 +101,7 @@ void Transport::handle_challenge(AssocId assoc, LinkKey link, const uint8_t* pay
         return;
     }
     const Digest proof = link_mac(AuthRole::opener, p->card.key, p->hello_nonce, nonce_acceptor, blob);
-    TxMessage m;
-    m.owned = bytes_of(proof.data(), proof.size());
-    m.iov.push_back({m.owned.data(), m.owned.size()});
-    m.header.kind = FrameKind::proof;
-    m.header.total = m.owned.size();
-    m.stream = 0;
-    p->tx_queues[0].push_front(std::move(m)); // ahead of the data held back behind the hello
-    TxMessage& q = p->tx_queues[0].front();
-    q.iov[0].iov_base = q.owned.data();
-    ++p->queued;
+    queue_control(*p, FrameKind::proof, bytes_of(proof.data(), proof.size())); // ahead of the held data
     p->awaiting_challenge = false;
     if (std::find(tx_ready_.begin(), tx_ready_.end(), p->id) == tx_ready_.end())
         tx_ready_.push_back(p->id);
@@ -177,14 +168,17 @@ void Transport::auth_failed(AssocId assoc, const Peer* culprit, const std::strin
     refuse(assoc, culprit, why, EACCES, auth_failures_);
 }
 
-bool Transport::link_key_mac(sctpm_peer id, std::string_view data, uint8_t out[32]) const {
+std::optional<Digest> Transport::link_key_mac(sctpm_peer id, const iovec* parts, int n) const {
     const Peer* p = id < 0 ? nullptr : peers_.get(id);
-    const std::string& key = id < 0 ? key_ : p ? p->card.key : key_;
-    if ((id >= 0 && !p) || key.empty())
-        return false;
-    const Digest d = hmac_sha256(key, {data});
-    std::memcpy(out, d.data(), d.size());
-    return true;
+    if (id >= 0 && !p)
+        return std::nullopt;
+    const std::string& key = p ? p->card.key : key_;
+    if (key.empty() || n < 0 || (n > 0 && !parts))
+        return std::nullopt;
+    std::vector<std::string_view> data;
+    for (int i = 0; i < n; ++i)
+        data.emplace_back(static_cast<const char*>(parts[i].iov_base), parts[i].iov_len);
+    return hmac_sha256(key, data);
 }
 
 void Transport::send_control(AssocId assoc, std::string frame) {

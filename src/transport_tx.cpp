@@ -35,21 +35,24 @@ void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* ou
 
 } // namespace
 
-void Transport::queue_hello(Peer& p) {
-    // A fresh nonce, the hello blob, then our card without its key (the peer may not know the
-    // card; the key never travels in a hello).
+void Transport::queue_control(Peer& p, FrameKind kind, std::string payload) {
     TxMessage m;
-    p.hello_nonce = random_bytes(kNonceBytes);
-    m.owned = format_hello({p.hello_nonce, p.hello.empty() ? hello_ : p.hello, hello_card_});
-    m.iov.push_back({m.owned.data(), m.owned.size()});
-    m.header.kind = FrameKind::hello;
+    m.owned = std::move(payload);
+    m.header.kind = kind;
     m.header.total = m.owned.size();
     m.stream = 0;
     p.tx_queues[0].push_front(std::move(m));
-    // The iov points into `owned`, which moved with the message: re-point it.
+    // The iov points into `owned`, which lives in the queue now.
     TxMessage& q = p.tx_queues[0].front();
-    q.iov[0].iov_base = q.owned.data();
+    q.iov.push_back({q.owned.data(), q.owned.size()});
     ++p.queued;
+}
+
+void Transport::queue_hello(Peer& p) {
+    // A fresh nonce, the hello blob, then our card without its key (the peer may not know the
+    // card; the key never travels in a hello).
+    p.hello_nonce = random_bytes(kNonceBytes);
+    queue_control(p, FrameKind::hello, format_hello({p.hello_nonce, p.hello.empty() ? hello_ : p.hello, hello_card_}));
     p.hello_sent = true;
     p.link_known = false;
     p.awaiting_challenge = s_.auth == AuthMode::hello;
@@ -57,14 +60,14 @@ void Transport::queue_hello(Peer& p) {
 
 void Transport::connect_peer(Peer& p) {
     const std::string who = "peer " + std::to_string(p.id);
-    // usrsctp keeps one association per pair of endpoints: another peer's, or (simultaneous
-    // connect) the one the remote just opened to us, which Endpoint::connect returns.
     if (s_.auth == AuthMode::hello && p.card.key.empty()) {
         fail_peer(p, SCTPM_EV_CANT_START, EACCES,
                   who + ": cannot open a link to it: its card has no key (a card from a hello), so this "
                         "process cannot prove that it may talk to it");
         return;
     }
+    // usrsctp keeps one association per pair of endpoints: another peer's, or (simultaneous
+    // connect) the one the remote just opened to us, which Endpoint::connect returns.
     AssocId assoc = peers_.live_assoc_to(p.card, p.id);
     if (!assoc) {
         try {

@@ -239,28 +239,17 @@ static struct iwv_conn_param conn_param(const void *data, int len)
     return p;
 }
 
-/* The proof ending an Initiate (hy_proto.h): HMAC of a label, the higher rank's nonce and the
- * identity before it, under the key in the card of the higher rank (its transport peer, or -1 for
- * ourselves). 0, or -1 without a key. */
-static int connect_proof(sctpm_peer higher, const uint8_t * nonce, const uint8_t * identity, size_t len,
-                         uint8_t * out)
+/* What the proof ending an Initiate covers (hy_proto.h): a label, the higher rank's nonce and the
+ * identity before the proof. Its key is the one in the higher rank's card (sctpm_link_key_mac). */
+static void proof_parts(struct iovec parts[3], const uint8_t * nonce, const uint8_t * identity, size_t len)
 {
     static const char label[] = "ch3:hybrid queue pair";
-    uint8_t in[sizeof(label) + MPIDI_CH3I_HY_NONCE_BYTES + IWV_MAX_PRIVATE_DATA];
-    if (len > IWV_MAX_PRIVATE_DATA)
-        return -1;
-    memcpy(in, label, sizeof(label));
-    memcpy(in + sizeof(label), nonce, MPIDI_CH3I_HY_NONCE_BYTES);
-    memcpy(in + sizeof(label) + MPIDI_CH3I_HY_NONCE_BYTES, identity, len);
-    return sctpm_link_key_mac(MPIDI_CH3I_sctp, higher, in, sizeof(label) + MPIDI_CH3I_HY_NONCE_BYTES + len, out);
-}
-
-static int same_bytes(const uint8_t * a, const uint8_t * b, size_t n)
-{
-    uint8_t diff = 0;           /* every byte, wherever they differ: the time tells nothing */
-    for (size_t i = 0; i < n; i++)
-        diff |= a[i] ^ b[i];
-    return diff == 0;
+    parts[0].iov_base = (void *) label;
+    parts[0].iov_len = sizeof(label);
+    parts[1].iov_base = (void *) nonce;
+    parts[1].iov_len = MPIDI_CH3I_HY_NONCE_BYTES;
+    parts[2].iov_base = (void *) identity;
+    parts[2].iov_len = len;
 }
 
 /* We are the lower side: connect, proving it with the higher side's nonce. */
@@ -271,6 +260,7 @@ static void connect_to(MPIDI_VC_t * vc, const uint8_t * nonce)
     MPIDI_CH3I_Hy_contact_t ours;
     int len;
     sctpm_peer higher;
+    struct iovec parts[3];
     iwv_qp *qp;
     if (!(qp = new_qp(vc))) {
         MPIDI_CH3I_Hy_qp_failed(vc);
@@ -280,7 +270,9 @@ static void connect_to(MPIDI_VC_t * vc, const uint8_t * nonce)
     len = hy_write_identity(id, sizeof(id) - MPIDI_CH3I_HY_PROOF_BYTES, MPIDI_Process.my_pg_rank,
                             (const char *) MPIDI_Process.my_pg->id, &ours);
     higher = MPIDI_CH3I_VC_peer(vc);    /* -1 would name our own key */
-    if (len >= 0 && (higher < 0 || connect_proof(higher, nonce, id, (size_t) len, id + len) != 0)) {
+    if (len >= 0)
+        proof_parts(parts, nonce, id, (size_t) len);
+    if (len >= 0 && (higher < 0 || sctpm_link_key_mac(MPIDI_CH3I_sctp, higher, parts, 3, id + len) != 0)) {
         complain("cannot prove a queue pair's connect: no key in the peer's business card", NULL);
         len = -1;
     }
@@ -390,9 +382,9 @@ int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc)
 static int proof_holds(MPIDI_VC_t * vc, const uint8_t * data, long at)
 {
     static int told;
-    uint8_t want[MPIDI_CH3I_HY_PROOF_BYTES];
-    if (vc->ch.hy.nonce_issued && connect_proof(-1, vc->ch.hy.connect_nonce, data, (size_t) at, want) == 0 &&
-        same_bytes(want, data + at, sizeof(want))) {
+    struct iovec parts[3];
+    proof_parts(parts, vc->ch.hy.connect_nonce, data, (size_t) at);
+    if (vc->ch.hy.nonce_issued && sctpm_link_key_mac_check(MPIDI_CH3I_sctp, -1, parts, 3, data + at)) {
         vc->ch.hy.nonce_issued = 0;
         return 1;
     }
