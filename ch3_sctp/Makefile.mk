@@ -5,6 +5,7 @@ errnames_txt_files += src/mpid/ch3/channels/sctp/src/errnames.txt
 ## The channel's sources, also built into ch3:hybrid (with MPIDI_CH3_HYBRID and its extension
 ## table): every file but ch3_no_ext.c, ch3:sctp's empty extension table.
 ch3_sctp_shared_sources = \
+    src/mpid/ch3/channels/sctp/src/ch3_awaited.c \
     src/mpid/ch3/channels/sctp/src/ch3_cvars.c \
     src/mpid/ch3/channels/sctp/src/ch3_init.c \
     src/mpid/ch3/channels/sctp/src/ch3_peers.c \

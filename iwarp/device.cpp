@@ -87,6 +87,8 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     cfg.path_mtu = attr.path_mtu ? attr.path_mtu : stack_settings().path_mtu;
     cfg.max_segment = attr.max_segment;
     initiate_timeout_ = std::chrono::milliseconds(attr.initiate_timeout_ms ? attr.initiate_timeout_ms : IWV_INITIATE_TIMEOUT_MS);
+    max_pending_requests_ = attr.max_pending_requests ? attr.max_pending_requests : IWV_MAX_PENDING_REQUESTS;
+    early_bytes_ = attr.early_bytes ? attr.early_bytes : IWV_EARLY_BYTES;
     cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
     cfg.path_max_retrans = stack_settings().path_max_retrans;
     endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
@@ -196,7 +198,7 @@ int Device::progress_locked() {
             req->device = this;
             req->llp = std::move(u.llp);
             req->since = std::chrono::steady_clock::now();
-            drop_oldest_request_beyond(IWV_MAX_PENDING_REQUESTS - 1);
+            drop_oldest_request_beyond(max_pending_requests_ - 1);
             requests_.push_back(std::move(req));
         }
     }

@@ -74,6 +74,7 @@ public:
     uint16_t sctp_port() const { return endpoint_->port(); }
     uint16_t udp_port() const { return udp_port_; }
     iwv_progress_mode mode() const { return mode_; }
+    uint64_t early_bytes() const { return early_bytes_; } // each new QP's bound (iwv_device_attr)
     int fd();
     uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 
@@ -124,6 +125,8 @@ private:
     std::map<uint32_t, Connecting> connecting_; // active connects by association id
     std::vector<std::unique_ptr<iwv_conn_request>> requests_;
     std::chrono::milliseconds initiate_timeout_;
+    size_t max_pending_requests_;
+    uint64_t early_bytes_;
     std::set<iwv_qp*> qps_;
     std::deque<iwv_event> events_;
     std::atomic<size_t> event_count_{0}; // events_.size(), for events_waiting()

@@ -47,10 +47,14 @@ struct iwv_device_attr {
     uint32_t max_segment;     /* cap on DDP segments (SCTP message bytes, DDP-SSN included); 0 = none */
     uint32_t initiate_timeout_ms; /* an incoming association whose Initiate has not arrived whole
                                    * within this is aborted; 0 = IWV_INITIATE_TIMEOUT_MS */
+    uint32_t max_pending_requests; /* incoming associations waiting for their Initiate at most; a new
+                                    * one past this aborts the oldest; 0 = IWV_MAX_PENDING_REQUESTS */
+    uint64_t early_bytes; /* per QP, bytes of messages held ahead of a missing DDP-SSN; more ends the
+                           * session with an error naming the bound; 0 = IWV_EARLY_BYTES */
 };
 #define IWV_INITIATE_TIMEOUT_MS 10000
-/* Incoming associations waiting for their Initiate at most; a new one past this aborts the oldest. */
 #define IWV_MAX_PENDING_REQUESTS 64
+#define IWV_EARLY_BYTES (64ull << 20)
 void iwv_device_attr_init(struct iwv_device_attr *attr);
 
 /* Starts the usrsctp stack if nobody has (settings from the MPIR_CVAR_CH3_SCTP_* environment). */

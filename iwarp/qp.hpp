@@ -58,7 +58,7 @@ public:
     void connecting(); // INIT -> RTR while the association is set up
     // Messages that arrived ahead of their DDP-SSN are held up to this many bytes; more ends the
     // session (a legitimate peer has at most its flight of unacknowledged data ahead of a hole).
-    static constexpr size_t kDefaultEarlyLimit = size_t(64) << 20;
+    static constexpr size_t kDefaultEarlyLimit = IWV_EARLY_BYTES;
     void set_early_limit(size_t bytes) { early_limit_ = bytes; }
     void fail_connect(const std::string& why); // the association never came up
     void disconnect(); // session Terminate, then close

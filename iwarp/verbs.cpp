@@ -245,6 +245,7 @@ iwv_qp* iwv_create_qp(iwv_pd* pd, const iwv_qp_init_attr* attr) {
     qp->q = std::make_unique<iwarp::QueuePair>(next_num++, d.stags, pd->handle, *attr->send_cq->q, *attr->recv_cq->q,
                                                attr->cap, attr->sq_sig_all != 0);
     qp->q->user_handle = qp;
+    qp->q->set_early_limit(d.early_bytes());
     ++pd->users;
     ++d.qps;
     d.add_qp(qp);

@@ -62,6 +62,9 @@ typedef struct {
     int header_on_qp;      /* an RDMA PUT's header goes as a Send on the QP (else on SCTP) */
     int connect_all;       /* connect to every window member at window creation, not on demand */
     int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
+    int initiate_timeout_ms, pending_connects, early_bytes; /* the RNIC's bounds (iwv_device_attr) */
+    int qp_sync_timeout_s; /* a peer that leaves QP_SYNC unanswered this long is lost (0: never) */
+    int ignore_qp_sync;    /* tests only (MPICH_HYBRID_TEST_IGNORE_QP_SYNC): never answer QP_SYNC */
     long break_qp_after;   /* tests only (MPICH_HYBRID_TEST_BREAK_QP_AFTER): after this many RDMA
                             * transfers, put the last one's QP into ERR while they are in flight */
     int max_qps;           /* tests only (MPICH_HYBRID_TEST_MAX_QPS): the CQ's room, in QPs (0: all) */
@@ -105,6 +108,7 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
 int MPIDI_CH3I_Hy_qp_ready(MPIDI_VC_t * vc);     /* 1 if RDMA may go to this peer now */
 int MPIDI_CH3I_Hy_local_contact(char *addr, size_t len, unsigned short *sctp_port,
                                 unsigned short *udp_port);
+int MPIDI_CH3I_Hy_sync_deadlines(void); /* a peer past the QP_SYNC timeout is lost; 1 if one was */
 int MPIDI_CH3I_Hy_poll_cq(void);   /* handle what the CQ holds now (also before SCTP packets) */
 void MPIDI_CH3I_Hy_close_qp(MPIDI_VC_t * vc);    /* into ERR at once: nothing more lands from it */
 /* The one place vc->ch.hy.state changes, traced as MPIDI_CH3I_Hy_held_to; a transition the

@@ -86,11 +86,62 @@ cvars:
         who runs the software RNIC: caller (MPI's progress engine, on the thread that waits in
         MPI) or thread (a thread of its own, which also moves data while the process computes).
 
+    - name        : MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS
+      category    : CH3_HYBRID
+      type        : int
+      default     : 10000
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        an incoming queue-pair association whose iWARP Initiate has not arrived whole within this
+        many milliseconds is aborted (at least 1).
+
+    - name        : MPIR_CVAR_CH3_HYBRID_PENDING_CONNECTS
+      category    : CH3_HYBRID
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        incoming queue-pair associations waiting for their Initiate at most; one more aborts the
+        oldest (at least 1).
+
+    - name        : MPIR_CVAR_CH3_HYBRID_EARLY_BYTES
+      category    : CH3_HYBRID
+      type        : int
+      default     : 67108864
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        per queue pair, bytes of iWARP messages held while they arrived ahead of a missing one;
+        more ends that queue pair with an error naming the bound (its transfers then go over
+        SCTP). At least 65536.
+
+    - name        : MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT
+      category    : CH3_HYBRID
+      type        : int
+      default     : 600
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        seconds a rank waits for a peer to answer which RDMA put headers it handled after their
+        queue pair broke (QP_SYNC) while the SCTP association stays up; past this the peer is
+        treated as lost (its operations fail with MPIX_ERR_PROC_FAILED). A peer answers from its
+        progress engine, so this must exceed the longest time it computes outside MPI. 0 = wait
+        forever.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 #include "mpidi_ch3_hybrid.h"
 
-MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = { 1, 524288, 131072, 0, 1, 0, 0, 0 };
+MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = {
+    .rdma = 1, .put_threshold = 524288, .get_threshold = 131072, .header_on_qp = 1,
+    .initiate_timeout_ms = 10000, .pending_connects = 64, .early_bytes = 64 << 20, .qp_sync_timeout_s = 600
+};
 
 static int bad_setting(const char *why, const char *value)
 {
@@ -134,6 +185,24 @@ int MPIDI_CH3I_Hy_read_cvars(void)
      * are tested on SCTP. */
     if (getenv("MPICH_HYBRID_TEST_MAX_QPS"))
         c->max_qps = atoi(getenv("MPICH_HYBRID_TEST_MAX_QPS"));
+    /* ... and a peer that never answers QP_SYNC, though it lives (MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT). */
+    c->ignore_qp_sync = getenv("MPICH_HYBRID_TEST_IGNORE_QP_SYNC") != NULL;
+    c->initiate_timeout_ms = MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS;
+    c->pending_connects = MPIR_CVAR_CH3_HYBRID_PENDING_CONNECTS;
+    c->early_bytes = MPIR_CVAR_CH3_HYBRID_EARLY_BYTES;
+    c->qp_sync_timeout_s = MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT;
+    if (c->initiate_timeout_ms < 1 || c->pending_connects < 1) {
+        snprintf(number, sizeof(number), "%d", c->initiate_timeout_ms < 1 ? c->initiate_timeout_ms : c->pending_connects);
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS and _PENDING_CONNECTS must be at least 1", number);
+    }
+    if (c->early_bytes < 65536) {
+        snprintf(number, sizeof(number), "%d", c->early_bytes);
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_EARLY_BYTES must be at least 65536", number);
+    }
+    if (c->qp_sync_timeout_s < 0) {
+        snprintf(number, sizeof(number), "%d", c->qp_sync_timeout_s);
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT must be 0 (wait forever) or seconds", number);
+    }
     if (c->put_threshold < 1 || c->get_threshold < 1) {
         snprintf(number, sizeof(number), "%ld", (long) (c->put_threshold < 1 ? c->put_threshold : c->get_threshold));
         return bad_setting("MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD and _GET_THRESHOLD must be at least 1 (byte)", number);

@@ -599,6 +599,7 @@ static int cq_stage(void *arg)
     (void) arg;
     if (!rnic_active(r))
         return 0;
+    work += MPIDI_CH3I_Hy_sync_deadlines();
     /* With no transfer of ours in flight, nothing can have happened unless the RNIC's socket
      * saw activity: skip the device's locks (they cost small messages ~5% of a round trip). */
     if (r->in_flight == 0 && !rnic_has_news(r)) {
@@ -625,6 +626,9 @@ int MPIDI_CH3I_Hy_open(void)
     r->failed = 1;
     iwv_device_attr_init(&attr);
     attr.progress = MPIDI_CH3I_Hy_config.progress_thread ? IWV_PROGRESS_THREAD : IWV_PROGRESS_CALLER;
+    attr.initiate_timeout_ms = (uint32_t) MPIDI_CH3I_Hy_config.initiate_timeout_ms;
+    attr.max_pending_requests = (uint32_t) MPIDI_CH3I_Hy_config.pending_connects;
+    attr.early_bytes = (uint64_t) MPIDI_CH3I_Hy_config.early_bytes;
     /* Where peers reach our transport, and with those interfaces' MTU (65000 on loopback rather
      * than the 1472 of the host's Ethernet interface that an unbound endpoint would take). All of
      * them: a multihomed transport gives a multihomed RNIC, with CMT when the transport has it

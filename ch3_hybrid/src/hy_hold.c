@@ -75,6 +75,66 @@ static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned header
     return send_copied(vc, &pkt, sizeof(pkt));
 }
 
+/* The peers asked QP_SYNC and not answered yet, with when. A peer answers from its progress
+ * engine; one that never does (alive on SCTP, but never in MPI again) would leave our held
+ * sends waiting forever, so past MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT it counts as lost. */
+static struct asking_peer {
+    MPIDI_VC_t *vc;
+    double since;
+} *asking;
+static int asking_n, asking_cap;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void sync_asked(MPIDI_VC_t * vc)
+{
+    if (asking_n == asking_cap) {
+        int cap = asking_cap ? 2 * asking_cap : 8;
+        struct asking_peer *grown = MPL_realloc(asking, cap * sizeof(*grown), MPL_MEM_OTHER);
+        if (!grown)
+            return;     /* no deadline for this one: it waits as it did before deadlines */
+        asking = grown;
+        asking_cap = cap;
+    }
+    asking[asking_n].vc = vc;
+    asking[asking_n++].since = now_s();
+}
+
+static void sync_settled(MPIDI_VC_t * vc)
+{
+    for (int i = 0; i < asking_n; i++)
+        if (asking[i].vc == vc) {
+            asking[i] = asking[--asking_n];
+            return;
+        }
+}
+
+int MPIDI_CH3I_Hy_sync_deadlines(void)
+{
+    const int limit = MPIDI_CH3I_Hy_config.qp_sync_timeout_s;
+    double now;
+    if (asking_n == 0 || limit == 0)
+        return 0;
+    now = now_s();
+    for (int i = 0; i < asking_n; i++) {
+        MPIDI_VC_t *vc = asking[i].vc;
+        if (now - asking[i].since < limit)
+            continue;
+        asking[i--] = asking[--asking_n];
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "rank %d did not answer which RDMA put headers it "
+                          "handled (QP_SYNC) within %d s (MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT); "
+                          "it is treated as lost", vc->pg_rank, limit);
+        sctpm_peer_remove(MPIDI_CH3I_sctp, vc->ch.peer);        /* fails the VC (its event) */
+        return 1;       /* the list may have changed under the failure's callbacks */
+    }
+    return 0;
+}
+
 /* QP_SYNC, at the target: close our end first, so that no header lands after the count we
  * answer (the peer resends the rest). A header still deferred then waits for control packets the
  * peer says it never sent (it sends QP_SYNC after all of them): it is dropped, not handled, since
@@ -87,6 +147,8 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
     *buflen = 0;
     *rreqp = NULL;
     if (pkt->type == MPIDI_CH3_PKT_HY_QP_SYNC) {
+        if (MPIDI_CH3I_Hy_config.ignore_qp_sync)
+            return MPI_SUCCESS;
         MPIDI_CH3I_Hy_close_qp(vc);
         MPIDI_CH3I_Hy_poll_cq();
         MPIDI_CH3I_Hy_run_deferred(vc);
@@ -104,6 +166,7 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
         return MPI_SUCCESS;
     }
     vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
+    sync_settled(vc);
     MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ANSWERED);
     int unsure = 0, handled = 0;
     for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
@@ -129,6 +192,7 @@ static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
     if (a == HY_HEAD_ASK) {
         MPIDI_CH3I_Hy_close_qp(vc);     /* READY (or already FAILED) -> FAILED */
         MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ASKED);
+        sync_asked(vc);
         *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0));
     }
     return a == HY_HEAD_LEAVES;
@@ -232,11 +296,12 @@ static void completed(const struct iwv_wc *wc)
 }
 
 /* The peer is gone: what waits for it fails now (a GET's request is failed with the others that
- * wait for this peer's answers, ch3_rma_failure.c); transfers still on the QP stay allocated,
+ * wait for this peer's answers, ch3_awaited.c); transfers still on the QP stay allocated,
  * abandoned, until their completions come. */
 static void vc_lost(MPIDI_VC_t * vc, int mpi_errno)
 {
     MPIDI_CH3I_Hy_held *h = vc->ch.hy.held_head;
+    sync_settled(vc);
     vc->ch.hy.held_head = vc->ch.hy.held_tail = NULL;
     vc->ch.hy.held_sctp = 0;
     MPIDI_CH3I_Hy_drop_deferred(vc);
@@ -361,6 +426,9 @@ static int send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov,
 static int finalize(void)
 {
     int mpi_errno = MPIDI_CH3I_Hy_finalize();
+    MPL_free(asking);
+    asking = NULL;
+    asking_n = asking_cap = 0;
     MPIDI_CH3I_Hy_held_pool_finalize();
     return mpi_errno;
 }

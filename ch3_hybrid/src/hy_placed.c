@@ -90,7 +90,7 @@ static int get_resp_placed(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, i
 {
     (void) data;
     MPIDI_CH3I_Hy_get_answered(pkt->get_resp.request_handle);
-    MPIDI_CH3I_Rma_answered(vc, pkt->get_resp.request_handle);
+    MPIDI_CH3I_Answered(vc, pkt->get_resp.request_handle);
     return run_as(MPIDI_CH3_PKT_GET_RESP, vc, pkt, buflen, rreqp, ANSWER_PLAIN, 0, 0);
 }
 

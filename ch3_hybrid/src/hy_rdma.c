@@ -282,7 +282,7 @@ static void drop_buffers(MPI_Request handle, MPIDI_VC_t * target)
     }
 }
 
-/* The target is lost: its answers never come (the GETs' requests fail in ch3_rma_failure.c). */
+/* The target is lost: its answers never come (the GETs' requests fail in ch3_awaited.c). */
 void MPIDI_CH3I_Hy_get_targets_lost(MPIDI_VC_t * vc)
 {
     drop_buffers(MPI_REQUEST_NULL, vc);

@@ -38,15 +38,19 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);
 int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc);
 
+/* ch3_awaited.c: requests waiting for a peer's answer (clear-to-send, sync acknowledgement, RMA
+ * response), listed per VC so that they fail when it is lost. */
+MPI_Request MPIDI_CH3I_Answer_asked(const MPIDI_CH3_Pkt_t * pkt); /* the request it asks an answer for */
+void MPIDI_CH3I_Await_answer(MPIDI_VC_t * vc, MPI_Request handle);  /* that packet went */
+void MPIDI_CH3I_Answered(MPIDI_VC_t * vc, MPI_Request handle);      /* its answer arrived */
+void MPIDI_CH3I_Wrap_answers(MPIDI_CH3_PktHandler_Fcn ** table);
+/* The peer is lost: fail what waits for it (its windows too); 1 if something did. */
+int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno);
+void MPIDI_CH3I_Awaiting_vc_destroy(MPIDI_VC_t * vc);
+
 /* ch3_rma_failure.c: one-sided operations with a peer that died. */
-MPI_Request MPIDI_CH3I_Rma_awaited(const MPIDI_CH3_Pkt_t * pkt); /* the request it asks an answer for */
-void MPIDI_CH3I_Rma_await(MPIDI_VC_t * vc, MPI_Request handle);   /* that packet went */
-void MPIDI_CH3I_Rma_answered(MPIDI_VC_t * vc, MPI_Request handle);      /* a response arrived */
-void MPIDI_CH3I_Rma_wrap_handlers(MPIDI_CH3_PktHandler_Fcn ** table);
-/* The peer is lost: fail what waits for it; 1 if something did. */
-int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno);
+int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno); /* its windows; 1 if one waited */
 void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc); /* to a lost peer: drop the answer CH3 counted on */
-void MPIDI_CH3I_Rma_vc_destroy(MPIDI_VC_t * vc);
 /* Complete a request with an error, and the MPI_Rput/MPI_Rget request it stands for. */
 void MPIDI_CH3I_Complete_with_error(MPIR_Request * req, int mpi_errno);
 int MPIDI_CH3I_Win_rank_of(MPIR_Win * win_ptr, MPIDI_VC_t * vc); /* vc's rank in the window, or -1 */
@@ -89,9 +93,9 @@ typedef struct {
     int (*init) (void);         /* MPIDI_CH3_Init, before the transport opens: an mpi_errno */
     int (*finalize) (void);     /* MPIDI_CH3_Finalize, before the transport closes */
     void (*vc_init) (MPIDI_VC_t * vc);
-    void (*vc_lost) (MPIDI_VC_t * vc, int mpi_errno);   /* before ch3_rma_failure.c fails its RMA */
+    void (*vc_lost) (MPIDI_VC_t * vc, int mpi_errno);   /* before ch3_awaited.c fails what waits for it */
     void (*pvars_register) (void);
-    /* After CH3's handlers and ch3_rma_failure.c's wrappers: set its own packet types' handlers,
+    /* After CH3's handlers and ch3_awaited.c's wrappers: set its own packet types' handlers,
      * wrap others with MPIDI_CH3I_Pkt_wrap. */
     void (*handlers_register) (MPIDI_CH3_PktHandler_Fcn ** table);
     void (*before_packet) (MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt); /* its handler runs next */

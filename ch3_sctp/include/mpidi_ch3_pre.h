@@ -25,8 +25,8 @@ typedef struct MPIDI_CH3I_VC {
     struct MPIR_Request *recv_active; /* request whose iov takes the next bytes from this VC */
     size_t recv_filled;               /* bytes of recv_active's current iov already filled */
     int port_name_tag;                /* accept side of connect/accept: the port's tag */
-    MPI_Request *awaiting;            /* RMA requests waiting for this peer's response */
-    int awaiting_n, awaiting_cap;     /* (ch3_rma_failure.c) */
+    MPI_Request *awaiting;            /* requests waiting for this peer's answer (ch3_awaited.c) */
+    int awaiting_n, awaiting_cap;     /* (ch3_awaited.c) */
     MPIDI_CH3I_HYBRID_VC_FIELDS
 } MPIDI_CH3I_VC;
 #define MPIDI_CH3_VC_DECL struct MPIDI_CH3I_VC ch;
@@ -34,7 +34,7 @@ typedef struct MPIDI_CH3I_VC {
 typedef struct MPIDI_CH3I_Request {
     struct MPIDI_VC *vc;   /* where the rest of an iSend/iSendv goes */
     int context, tag, cls; /* stream-mapping key of the whole CH3 message */
-    struct MPIDI_VC *awaited_from; /* an RMA response is awaited from it (ch3_rma_failure.c) */
+    struct MPIDI_VC *awaited_from; /* an answer is awaited from it (ch3_awaited.c) */
 } MPIDI_CH3I_Request;
 #define MPIDI_CH3_REQUEST_DECL MPIDI_CH3I_Request ch;
 #define MPIDI_CH3_REQUEST_INIT(req_) ((req_)->ch.awaited_from = NULL)

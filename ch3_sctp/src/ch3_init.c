@@ -140,7 +140,7 @@ int MPIDI_CH3_VC_Destroy(struct MPIDI_VC *vc)
 {
     if (vc->ch.peer >= 0 && MPIDI_CH3I_Peer_vc(vc->ch.peer) == vc)
         MPIDI_CH3I_Peer_unbind(vc->ch.peer);
-    MPIDI_CH3I_Rma_vc_destroy(vc);
+    MPIDI_CH3I_Awaiting_vc_destroy(vc);
     return MPI_SUCCESS;
 }
 

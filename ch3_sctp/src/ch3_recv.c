@@ -6,11 +6,11 @@
 static MPIDI_CH3_PktHandler_Fcn *pktArray[MPIDI_CH3I_PKT_TYPES + 1];
 int MPIDI_CH3I_pending_errno = MPI_SUCCESS;
 
-/* The handlers: CH3's, then ch3_rma_failure.c's wrappers, then the extension's. */
+/* The handlers: CH3's, then ch3_awaited.c's wrappers, then the extension's. */
 int MPIDI_CH3I_Recv_init(void)
 {
     int mpi_errno = MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
-    MPIDI_CH3I_Rma_wrap_handlers(pktArray);
+    MPIDI_CH3I_Wrap_answers(pktArray);
     if (MPIDI_CH3I_ext.handlers_register)
         MPIDI_CH3I_ext.handlers_register(pktArray);
     return mpi_errno;
@@ -57,11 +57,12 @@ static void fail_vc(MPIDI_VC_t * vc, const char *why)
     MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "lost rank %d: %s", vc->pg_rank, why);
     MPIDI_CH3I_Raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
     {
-        /* One-sided operations waiting for it fail; a call waiting on them sees this error. */
+        /* Sends and one-sided operations waiting for its answer fail; a call waiting on them
+         * sees this error. */
         int mpi_errno = MPIDI_CH3I_Peer_error(vc, -ECONNRESET);
         if (MPIDI_CH3I_ext.vc_lost)
             MPIDI_CH3I_ext.vc_lost(vc, mpi_errno);
-        if (MPIDI_CH3I_Rma_peer_lost(vc, mpi_errno))
+        if (MPIDI_CH3I_Fail_awaiting(vc, mpi_errno))
             MPIDI_CH3I_Raise_error(mpi_errno);
     }
     MPIDI_CH3_Progress_signal_completion();

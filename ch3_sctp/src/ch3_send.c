@@ -90,11 +90,11 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
     MPIDI_CH3I_Raise_error(request_sent(sreq));
 }
 
-/* A packet that asks for a response is listed once it went (ch3_rma_failure.c). */
+/* A packet that asks for an answer is listed once it went (ch3_awaited.c). */
 static int awaited_if_sent(MPIDI_VC_t * vc, MPI_Request awaited, int mpi_errno)
 {
     if (awaited != MPI_REQUEST_NULL && mpi_errno == MPI_SUCCESS)
-        MPIDI_CH3I_Rma_await(vc, awaited);
+        MPIDI_CH3I_Await_answer(vc, awaited);
     return mpi_errno;
 }
 
@@ -108,7 +108,7 @@ static void count_control(MPIDI_VC_t * vc, const sctpm_key * key)
 /* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
 {
-    MPI_Request awaited = MPIDI_CH3I_Rma_awaited(&sreq->dev.pending_pkt);
+    MPI_Request awaited = MPIDI_CH3I_Answer_asked(&sreq->dev.pending_pkt);
     int mpi_errno;
     if (MPIDI_CH3I_ext.send_request && MPIDI_CH3I_ext.send_request(vc, sreq, iov, &n, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
@@ -169,7 +169,7 @@ MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt)
 
 static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
-    MPI_Request awaited = MPIDI_CH3I_Rma_awaited((const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
+    MPI_Request awaited = MPIDI_CH3I_Answer_asked((const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
     int mpi_errno;
     if (MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);

@@ -314,9 +314,11 @@ TEST_P(IwarpPair, BindListErrors) {
 }
 
 // An association that comes up as DDP but never sends its Initiate (RFC 5043 §6.2) is not kept:
-// after initiate_timeout_ms it is aborted, and a device keeps at most IWV_MAX_PENDING_REQUESTS
-// such associations (one more aborts the oldest, whatever the timeout).
+// after initiate_timeout_ms it is aborted, and a device keeps at most max_pending_requests such
+// associations (one more aborts the oldest, whatever the timeout).
 namespace {
+
+constexpr int kPending = 8; // the bounded device's max_pending_requests
 
 // A raw SCTP association that announces DDP and then says nothing: returns its socket.
 struct socket* silent_ddp_association(uint16_t sctp_port, uint16_t udp_port) {
@@ -355,10 +357,9 @@ TEST_P(IwarpPair, AssociationsWithoutInitiateAreAbortedAndBounded) {
             CHILD_CHECK(aborted(lone), "an association without Initiate outlived the 300 ms timeout");
             usrsctp_close(lone);
             std::vector<struct socket*> crowd;
-            for (int i = 0; i <= IWV_MAX_PENDING_REQUESTS; ++i)
+            for (int i = 0; i <= kPending; ++i)
                 crowd.push_back(silent_ddp_association(bounded.first, bounded.second));
-            CHILD_CHECK(aborted(crowd.front()), "the oldest of %d silent associations was kept",
-                        IWV_MAX_PENDING_REQUESTS + 1);
+            CHILD_CHECK(aborted(crowd.front()), "the oldest of %d silent associations was kept", kPending + 1);
             for (struct socket* so : crowd)
                 usrsctp_close(so);
             s.link.put('d');
@@ -373,6 +374,7 @@ TEST_P(IwarpPair, AssociationsWithoutInitiateAreAbortedAndBounded) {
             char err[256];
             iwv_device* timed = iwv_open_device(&attr, err, sizeof err);
             attr.initiate_timeout_ms = 0;
+            attr.max_pending_requests = kPending;
             iwv_device* bounded = iwv_open_device(&attr, err, sizeof err);
             CHILD_CHECK(timed && bounded, "%s", err);
             s.link.put(std::make_pair(iwv_device_sctp_port(timed), iwv_device_udp_port(timed)));
