@@ -347,7 +347,9 @@ int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *d
     if (is_lower(vc)) {         /* the higher side's nonce: connect with it (if we know its contact) */
         if (state == MPIDI_CH3I_HY_QP_IDLE || (state == MPIDI_CH3I_HY_QP_CONNECTING && !vc->ch.hy.qp))
             connect_to(vc, pkt->hy_connect_me.nonce);
-    } else if (state <= MPIDI_CH3I_HY_QP_IDLE) {        /* the lower side asks for our nonce */
+    } else if (state <= MPIDI_CH3I_HY_QP_IDLE || (state == MPIDI_CH3I_HY_QP_CONNECTING && !vc->ch.hy.qp)) {
+        /* The lower side asks for our nonce; again if we sent it already: it came before the
+         * lower side knew our contact (window creation), which drops it. */
         ask_for_connect(vc, 1);
     }
     return MPI_SUCCESS;

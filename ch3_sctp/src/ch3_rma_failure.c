@@ -94,9 +94,14 @@ int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno)
     return waited;
 }
 
-void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc)
+void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc, int mpi_errno)
 {
-    release_windows(MPIDI_RMA_Win_active_list_head, vc, MPI_SUCCESS, 0);
-    release_windows(MPIDI_RMA_Win_inactive_list_head, vc, MPI_SUCCESS, 0);
+    int waited = release_windows(MPIDI_RMA_Win_active_list_head, vc, MPI_SUCCESS, 0);
+    waited |= release_windows(MPIDI_RMA_Win_inactive_list_head, vc, MPI_SUCCESS, 0);
+    /* The sender may be a callback that drops the error (a request completing under the peer's
+     * failure issues the next operation): the flush that waited on the dropped acknowledgement
+     * gets it from the progress call instead. */
+    if (waited)
+        MPIDI_CH3I_Raise_error(mpi_errno);
 }
 
