@@ -50,8 +50,7 @@ void MPIDI_CH3I_Awaiting_vc_destroy(MPIDI_VC_t * vc);
 
 /* ch3_rma_failure.c: one-sided operations with a peer that died. */
 int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno); /* its windows; 1 if one waited */
-/* A send to a lost peer failed: drop the answers CH3 counted on (raising the error if it did). */
-void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc, int mpi_errno);
+void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc); /* to a lost peer: drop the answers CH3 counted on */
 /* Complete a request with an error, and the MPI_Rput/MPI_Rget request it stands for. */
 void MPIDI_CH3I_Complete_with_error(MPIR_Request * req, int mpi_errno);
 int MPIDI_CH3I_Win_rank_of(MPIR_Win * win_ptr, MPIDI_VC_t * vc); /* vc's rank in the window, or -1 */

@@ -41,7 +41,7 @@ int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
                   vc->pg_rank, rc == -ECONNRESET ? "the SCTP association with this peer failed"
                   : strerror(-rc));
     if (vc->ch.failed)
-        MPIDI_CH3I_Rma_send_failed(vc, mpi_errno); /* a flush or unlock may have counted on an answer */
+        MPIDI_CH3I_Rma_send_failed(vc); /* a flush or unlock may just have counted on an answer */
     return mpi_errno;
 }
 
