@@ -33,7 +33,7 @@ endif
 # The process outside a job that tests/adversary/run sets on one of its ranks (not a test itself).
 check_PROGRAMS += tests/adversary/attacker
 tests_adversary_attacker_SOURCES = tests/adversary/attacker.cpp
-tests_adversary_attacker_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS)
+tests_adversary_attacker_LDADD = iwarp/libiwarp.la src/libsctpmpi.la $(USRSCTP_LIBS)
 
 # libFuzzer targets (clang): `make fuzz` builds them into fuzz/; see README.
 FUZZ_CXX = clang++

@@ -616,6 +616,22 @@ static int cq_stage(void *arg)
     return work + MPIDI_CH3I_Hy_poll_cq();
 }
 
+/* Tests only (MPICH_HYBRID_TEST_CONTACT_FILE=<path>): the RNIC's SCTP and UDP ports go to
+ * <path>.<rank>, for tests/adversary/run's attacker (anyone who sees the RNIC's traffic knows them). */
+static void tell_test_contact(iwv_device * dev)
+{
+    const char *path = getenv("MPICH_HYBRID_TEST_CONTACT_FILE");
+    char name[4096];
+    FILE *f;
+    if (!path)
+        return;
+    snprintf(name, sizeof(name), "%s.%d", path, MPIDI_Process.my_pg_rank);
+    if ((f = fopen(name, "w")) != NULL) {
+        fprintf(f, "%u %u\n", (unsigned) iwv_device_sctp_port(dev), (unsigned) iwv_device_udp_port(dev));
+        fclose(f);
+    }
+}
+
 int MPIDI_CH3I_Hy_open(void)
 {
     MPIDI_CH3I_Hy_rnic_t *r = &MPIDI_CH3I_Hy_rnic;
@@ -661,6 +677,7 @@ int MPIDI_CH3I_Hy_open(void)
         return -1;
     }
     iwv_req_notify_cq(r->cq, 0);
+    tell_test_contact(r->dev);
     sctpm_add_stage(MPIDI_CH3I_sctp, "iwarp-cq", cq_stage, NULL);
     sctpm_watch_fd(MPIDI_CH3I_sctp, iwv_cq_fd(r->cq));
     sctpm_add_spin_probe(MPIDI_CH3I_sctp, rnic_ready, r);

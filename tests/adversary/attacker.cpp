@@ -1,7 +1,7 @@
 // A process outside an MPI job that attacks one of its ranks, knowing only what the network shows:
 // the rank's addresses and ports (its business card without the key, as a hello carries it).
 //
-//   attacker <card> <attack> [count]
+//   attacker <card> <attack> [count [rnic-sctp-port]]
 //
 //   impersonate   `count` associations, each saying hello as rank 0 of a process group and
 //                 answering the challenge with a proof under a key of its own
@@ -9,11 +9,18 @@
 //                 "T<tag>" hello (MPI_Comm_connect's), then sending a wrong proof on the first
 //   pre-hello     `count` associations, each sending data frames and no hello until refused
 //   garbage       `count` UDP datagrams of random bytes to the rank's UDP port
+//   rnic-silent   `count` associations to the rank's RNIC (ch3:hybrid; its SCTP port is the last
+//                 argument, the UDP port is the transport's), opened at once, announcing DDP and
+//                 sending nothing, not even the Initiate RFC 5043 requires first
+//   rnic-initiate `count` associations to the RNIC, each sending an Initiate whose private data is
+//                 random bytes instead of a rank's identity and proof
 //
 // Prints one line per attack: what was sent and how many associations the rank refused (its
 // ABORT, seen as the association's loss). Exits 0 once done; the job's own checks say whether
 // the attack changed anything.
+#include <algorithm>
 #include <arpa/inet.h>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "card.hpp"
+#include "wire.hpp"
 #include "endpoint.hpp"
 #include "error.hpp"
 #include "frame.hpp"
@@ -142,6 +150,77 @@ bool false_proof(Assoc& a, uint8_t link, const std::string& blob, const std::str
     return true;
 }
 
+// An association to the RNIC at `sctp_port` (one-to-one socket: the RNIC's side of RFC 5043),
+// announcing DDP. Null if the stack refused the connect.
+struct socket* ddp_association(const Card& victim, uint16_t sctp_port) {
+    struct socket* so = usrsctp_socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP, nullptr, nullptr, 0, nullptr);
+    if (!so)
+        return nullptr;
+    sctp_setadaptation ali{};
+    ali.ssb_adaptation_ind = iwarp::kAdaptationIndicationDdp;
+    sctp_udpencaps enc{};
+    enc.sue_address.ss_family = AF_INET;
+    enc.sue_port = htons(victim.udp_port);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(sctp_port);
+    inet_pton(AF_INET, victim.addresses[0].c_str(), &to.sin_addr);
+    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, &ali, sizeof ali) != 0 ||
+        usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof enc) != 0 ||
+        usrsctp_connect(so, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+        usrsctp_close(so);
+        return nullptr;
+    }
+    return so;
+}
+
+// Reads until the RNIC ends the association (true) or the deadline passes (usrsctp has no
+// SO_RCVTIMEO: the socket is polled); a Reject or Terminate it sends first is read and ignored.
+bool rnic_refused(struct socket* so, std::chrono::steady_clock::time_point deadline) {
+    usrsctp_set_non_blocking(so, 1);
+    char buf[2048];
+    while (std::chrono::steady_clock::now() < deadline) {
+        sctp_rcvinfo info{};
+        socklen_t infolen = sizeof info;
+        unsigned infotype = 0;
+        int flags = 0;
+        const ssize_t n = usrsctp_recvv(so, buf, sizeof buf, nullptr, nullptr, &info, &infolen, &infotype, &flags);
+        if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == ECONNABORTED || errno == ENOTCONN)))
+            return true;
+        if (n < 0)
+            usleep(10000);
+    }
+    return false;
+}
+
+int rnic(const Card& victim, const std::string& attack, int count, uint16_t sctp_port) {
+    std::vector<struct socket*> all;
+    for (int i = 0; i < count; ++i)
+        if (struct socket* so = ddp_association(victim, sctp_port))
+            all.push_back(so);
+    int initiates = 0, refused = 0;
+    if (attack == "rnic-initiate")
+        for (struct socket* so : all) {
+            iwarp::SessionControl m;
+            const std::string junk = random_bytes(100);
+            m.private_data.assign(junk.begin(), junk.end());
+            const std::vector<uint8_t> bytes = iwarp::encode_session_control(m);
+            sctp_sndinfo info{};
+            info.snd_ppid = htonl(iwarp::kPpidSessionControl);
+            initiates += usrsctp_sendv(so, bytes.data(), bytes.size(), nullptr, 0, &info, sizeof info,
+                                       SCTP_SENDV_SNDINFO, 0) == ssize_t(bytes.size());
+        }
+    // One deadline for all: 5 s, ten times the Initiate timeout the job runs with.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (struct socket* so : all) {
+        refused += rnic_refused(so, deadline);
+        usrsctp_close(so);
+    }
+    std::printf("attacker: %s: %d associations, %d connected, %d initiates sent, %d associations refused\n",
+                attack.c_str(), count, int(all.size()), initiates, refused);
+    return 0;
+}
+
 int garbage(const Card& victim, int count) {
     const int fd = socket(AF_INET, SOCK_DGRAM, 0);
     sockaddr_in to{};
@@ -162,7 +241,8 @@ int garbage(const Card& victim, int count) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: attacker <card> impersonate|t-hello|pre-hello|garbage [count]\n");
+        std::fprintf(stderr, "usage: attacker <card> impersonate|t-hello|pre-hello|garbage [count]\n"
+                             "       attacker <card> rnic-silent|rnic-initiate count rnic-sctp-port\n");
         return 2;
     }
     try {
@@ -173,6 +253,13 @@ int main(int argc, char** argv) {
             return garbage(victim, count);
         Settings s;
         const StackInfo stack = start_stack(s);
+        if (attack.rfind("rnic-", 0) == 0) {
+            if (argc < 5 || (attack != "rnic-silent" && attack != "rnic-initiate")) {
+                std::fprintf(stderr, "attacker: %s needs a count and the RNIC's SCTP port\n", attack.c_str());
+                return 2;
+            }
+            return rnic(victim, attack, count, uint16_t(std::atoi(argv[4])));
+        }
         Card mine;
         mine.udp_port = stack.udp_port;
         mine.sctp_port = 1;
