@@ -216,6 +216,10 @@ int sctpm_peer_stats_get(const sctpm_transport* t, sctpm_peer p, sctpm_peer_stat
     return t->impl->peer_stats(p, out) ? 0 : -1;
 }
 
+int sctpm_packet_auth_get(const sctpm_transport* t, sctpm_peer p, sctpm_packet_auth* out) {
+    return t->impl->packet_auth(p, out) ? 0 : -1;
+}
+
 void sctpm_held_stats_get(const sctpm_transport* t, sctpm_held_stats* out) { *out = t->impl->held_stats(); }
 
 int sctpm_link_key_mac(const sctpm_transport* t, sctpm_peer p, const iovec* parts, int n, unsigned char out[32]) {

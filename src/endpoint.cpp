@@ -1,5 +1,6 @@
 #include "endpoint.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
@@ -206,6 +207,9 @@ void Endpoint::apply_socket_options() {
         usrsctp_setsockopt(so_, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof sack);
     }
 
+    if (s_.auth == AuthMode::packet)
+        require_chunk_auth();
+
     if (s_.cmt != CmtMode::off) {
         sctp_assoc_value cmt{};
         cmt.assoc_id = SCTP_FUTURE_ASSOC;
@@ -311,11 +315,15 @@ void Endpoint::send_flags_only(const sctp_sndinfo& info, const char* what) {
         std::fprintf(stderr, "sctpm: %s of association %u failed: %s\n", what, info.snd_assoc_id, std::strerror(errno));
 }
 
-void Endpoint::abort(AssocId assoc) {
+void Endpoint::abort(AssocId assoc, const std::string& reason) {
     sctp_sndinfo info{};
     info.snd_flags = SCTP_ABORT;
     info.snd_assoc_id = assoc;
-    send_flags_only(info, "abort");
+    if (reason.empty())
+        send_flags_only(info, "abort");
+    else
+        usrsctp_sendv(so_, reason.data(), std::min<size_t>(reason.size(), 200), nullptr, 0, &info, sizeof info,
+                      SCTP_SENDV_SNDINFO, 0);
 }
 
 void Endpoint::shutdown_assoc(AssocId assoc) {

@@ -5,6 +5,8 @@
 #include <ifaddrs.h>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
+#include <utility>
 #include <string>
 #include <sys/socket.h>
 #include <vector>
@@ -66,17 +68,30 @@ public:
     // Per-association settings that usrsctp only accepts once the association exists:
     // path MTU, heartbeat interval and PF thresholds on every path.
     void tune_association(AssocId assoc);
-    void abort(AssocId assoc);
+    void abort(AssocId assoc, const std::string& reason = ""); // reason: in the ABORT's user-initiated cause
     void shutdown_assoc(AssocId assoc); // graceful SHUTDOWN after queued data
     std::vector<PathStatus> paths(AssocId assoc);
     AssocStatus status(AssocId assoc);
     bool readable(); // the stack has something for recv (data or a notification)
+
+    // SCTP-AUTH (auth=packet; endpoint_auth.cpp). Returns 0 or an errno where it can fail.
+    // Whether the peer's INIT asked us to authenticate DATA (it runs auth=packet); nullopt if the
+    // stack no longer has the association.
+    std::optional<bool> peer_requires_data_auth(AssocId assoc);
+    // Both verification tags (local: ours, that the peer puts in its packets), or nullopt.
+    std::optional<std::pair<uint32_t, uint32_t>> tags(AssocId assoc);
+    int add_auth_key(AssocId assoc, uint16_t id, const std::string& key);
+    int activate_auth_key(AssocId assoc, uint16_t id);
+    int deactivate_auth_key(AssocId assoc, uint16_t id);
+    int delete_auth_key(AssocId assoc, uint16_t id);
+    int active_auth_key(AssocId assoc); // -1 when unknown
     std::vector<std::string> local_addresses() const { return bound_; }
     uint16_t port() const { return port_; }
 
 private:
     void set_option(int level, int name, const void* value, socklen_t len, const char* what);
     void apply_socket_options();
+    void require_chunk_auth(); // before any association: our INIT carries the list
     void send_flags_only(const ::sctp_sndinfo& info, const char* what);
 
     const Settings& s_;

@@ -1,6 +1,7 @@
 // Fragment header codec and the per-stream fragment sequencer (see frame.hpp for the layout).
 #include "frame.hpp"
 #include "hello_auth.hpp"
+#include "packet_auth.hpp" // kRetireBytes
 
 #include <cstdio>
 
@@ -52,7 +53,7 @@ std::string check_fields(const uint8_t* b) {
         return "frame: bad magic " + hex(magic, 4);
     if (b[2] != kFrameVersion)
         return "frame: unsupported version " + dec(b[2]);
-    if (b[3] > uint8_t(FrameKind::proof))
+    if (b[3] > uint8_t(FrameKind::retire))
         return "frame: bad kind " + dec(b[3]);
     if (b[4] & ~(kFrameFirst | kFrameLast))
         return "frame: bad flags " + hex(b[4], 2) + " (only first 0x01 and last 0x02 exist)";
@@ -94,12 +95,17 @@ std::string check_flags(const FrameHeader& h) {
 std::string check_control(const FrameHeader& h) {
     if (!h.control())
         return "";
-    const char* name = h.kind == FrameKind::hello ? "hello" : h.kind == FrameKind::challenge ? "challenge" : "proof";
+    const char* name = h.kind == FrameKind::hello       ? "hello"
+                       : h.kind == FrameKind::challenge ? "challenge"
+                       : h.kind == FrameKind::proof     ? "proof"
+                                                        : "retire";
     if (h.flags != (kFrameFirst | kFrameLast))
         return std::string("frame: ") + name + " must be one fragment, flags " + hex(h.flags, 2);
     if (h.kind == FrameKind::hello && h.frag_len > kMaxHelloBytes)
         return "frame: hello of " + dec(h.frag_len) + " bytes exceeds " + dec(kMaxHelloBytes);
-    const size_t size = h.kind == FrameKind::challenge ? kChallengeBytes : kProofBytes;
+    const size_t size = h.kind == FrameKind::challenge ? kChallengeBytes
+                        : h.kind == FrameKind::proof   ? kProofBytes
+                                                       : kRetireBytes;
     if (h.kind != FrameKind::hello && h.frag_len != size)
         return std::string("frame: ") + name + " of " + dec(h.frag_len) + " bytes, it has " + dec(size);
     return "";
@@ -174,6 +180,18 @@ void encode_frame_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]) {
     put_be(out + 12, h.frag_len, 4);
     put_be(out + 16, h.total, 8);
     put_be(out + 24, h.offset, 8);
+}
+
+std::string control_frame(FrameKind kind, uint8_t link_byte, const std::string& payload) {
+    FrameHeader h;
+    h.kind = kind;
+    h.flags = kFrameFirst | kFrameLast;
+    h.link = link_byte;
+    h.frag_len = static_cast<uint32_t>(payload.size());
+    h.total = payload.size();
+    uint8_t hdr[kFrameHeaderSize];
+    encode_frame_header(h, hdr);
+    return std::string(reinterpret_cast<const char*>(hdr), sizeof hdr) + payload;
 }
 
 std::optional<FrameHeader> decode_frame_header(const uint8_t* bytes, size_t len,

@@ -14,8 +14,10 @@ src_libsctpmpi_la_SOURCES = \
 	src/peer_table.hpp src/peer_table.cpp \
 	src/card.hpp src/card.cpp \
 	src/hmac_sha256.hpp src/hmac_sha256.cpp src/hello_auth.hpp src/hello_auth.cpp \
+	src/packet_auth.hpp src/packet_auth.cpp \
 	src/progress.hpp src/progress.cpp \
 	src/transport.hpp src/transport.cpp \
-	src/transport_rx.cpp src/transport_tx.cpp src/transport_auth.cpp src/transport_report.cpp \
+	src/transport_rx.cpp src/transport_tx.cpp src/transport_auth.cpp src/transport_packet_auth.cpp \
+	src/transport_report.cpp src/endpoint_auth.cpp \
 	src/capi.cpp
 src_libsctpmpi_la_LIBADD = $(USRSCTP_LIBS)

@@ -20,6 +20,17 @@ AssocEntry* PeerTable::find_assoc(AssocId id) {
     return it == assocs_.end() ? nullptr : &it->second;
 }
 
+void PeerTable::forget_assoc(AssocId id) {
+    auto it = assocs_.find(id);
+    if (it == assocs_.end())
+        return;
+    const AssocEntry& a = it->second;
+    for (sctpm_peer p : a.peers())
+        if (Peer* peer = get(p))
+            peer->auth_at_end = {a.stack_active_key, a.peer_auth_key, a.null_deleted};
+    assocs_.erase(it);
+}
+
 std::vector<sctpm_peer> AssocEntry::peers() const {
     std::vector<sctpm_peer> out;
     for (const auto& [byte, id] : links)

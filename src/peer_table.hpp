@@ -86,6 +86,7 @@ struct Peer {
 
     std::vector<PathCounter> paths;
     sctpm_peer_stats stats{};
+    sctpm_packet_auth auth_at_end{-1, -1, 0}; // its last association's SCTP-AUTH state when that ended
 };
 
 // A link of one association as this side sees it: who opened it and the opener's number for it.
@@ -123,6 +124,22 @@ struct AssocEntry {
     uint64_t pending_bytes = 0;          // what `pending` and `challenges` hold, against pre_hello_bytes
     std::deque<std::string> control_out; // challenge frames the stack has not taken yet
     unsigned next_link = 0;              // number of the next link this side opens
+    // auth=packet (packet_auth.hpp): the SCTP-AUTH keys our links' proofs installed, by key id, the
+    // one we send with, and how far the null key's retirement got.
+    struct LinkAuthKey {
+        std::string key;
+        bool opened_by_me = false; // on the link whose proof made it
+        uint8_t link_byte = 0;     // what our frames on that link carry
+    };
+    std::map<uint16_t, LinkAuthKey> auth_keys;
+    uint16_t auth_active = 0;
+    int stack_active_key = 0;      // the stack's answer when we last changed it (-1: no answer)
+    bool null_deactivated = false; // we no longer stamp new chunks with the null key
+    bool null_freed = false;       // ... and none of ours stamped with it is unacknowledged
+    bool peer_retired = false;     // the peer said the same (retire frame)
+    bool null_deleted = false;     // packets under the null key are dropped now
+    int peer_auth_key = -1;        // the key id the peer's packets last switched to (SCTP_AUTH_NEW_KEY)
+    bool auth_mismatch = false;    // the peer opened it with another auth setting: ignored until it aborts
     bool up = false;                     // COMM_UP seen
     uint64_t messages_read = 0;          // SCTP data messages begun by a read (stall report)
     bool ended = false;
@@ -143,7 +160,11 @@ public:
 
     AssocEntry& assoc(AssocId id) { return assocs_[id]; }
     AssocEntry* find_assoc(AssocId id);
-    void forget_assoc(AssocId id) { assocs_.erase(id); }
+    const AssocEntry* find_assoc(AssocId id) const {
+        auto it = assocs_.find(id);
+        return it == assocs_.end() ? nullptr : &it->second;
+    }
+    void forget_assoc(AssocId id); // its linked peers keep its SCTP-AUTH state (auth_at_end)
     uint64_t pending_bytes() const;    // every association's pending_bytes
     uint64_t held_bytes() const;       // every peer's held_bytes
     // The association of a live peer other than `except` with this card (the same remote endpoint),

@@ -178,6 +178,16 @@ typedef struct {
 int sctpm_peer_paths(sctpm_transport *t, sctpm_peer p, sctpm_path_info *out, int max);
 int sctpm_peer_stats_get(const sctpm_transport *t, sctpm_peer p, sctpm_peer_stats *out);
 
+/* SCTP-AUTH on peer p's association (setting auth=packet): the key id it sends with, as the stack
+ * reports it (0 = the null key, -1 = unknown), the key id the stack last saw the peer's packets
+ * switch to (-1 = none yet), and 1 once the null key is deleted (packets under it are dropped).
+ * Once the association has ended: its state at the end (the key as the stack reported it when it
+ * last changed). Returns 0, or -1 when p is unknown or never had an association. */
+typedef struct {
+    int active_key, peer_key, null_key_deleted;
+} sctpm_packet_auth;
+int sctpm_packet_auth_get(const sctpm_transport *t, sctpm_peer p, sctpm_packet_auth *out);
+
 /* Bytes that remotes made this process hold before the receiver took them, against the bounds
  * pre_hello_bytes (frames of links whose hello has not arrived) and reorder_bytes (messages
  * ahead of their turn): held now over all associations / all peers, the most one association /

@@ -124,9 +124,9 @@ StreamPolicy parse_policy(const std::string& name, const std::string& value) {
 }
 
 AuthMode parse_auth(const std::string& name, const std::string& value) {
-    for (auto m : {AuthMode::off, AuthMode::hello})
+    for (auto m : {AuthMode::off, AuthMode::hello, AuthMode::packet})
         if (value == to_string(m)) return m;
-    fail(name, value, "is not an authentication mode (hello|off)");
+    fail(name, value, "is not an authentication mode (hello|packet|off)");
 }
 
 // Field builders. Numeric descriptions get the unit and range appended from the same Range the
@@ -205,7 +205,8 @@ Field policy_field() {
 Field auth_field() {
     return Field{"auth",
                  "how a process proves, on each new link, that it holds the business card of the process it "
-                 "reaches (hello|off); every process of a job must use the same",
+                 "reaches (hello|packet|off); packet: also every packet of the association carries an SCTP-AUTH "
+                 "HMAC under a key of the proof; every process of a job must use the same",
                  [](Settings& s, const std::string& name, const std::string& value) { s.auth = parse_auth(name, value); },
                  [](const Settings& s) { return std::string(to_string(s.auth)); }};
 }
@@ -379,6 +380,8 @@ const char* to_string(StreamPolicy p) {
     return "unknown";
 }
 
-const char* to_string(AuthMode m) { return m == AuthMode::off ? "off" : "hello"; }
+const char* to_string(AuthMode m) {
+    return m == AuthMode::off ? "off" : m == AuthMode::packet ? "packet" : "hello";
+}
 
 } // namespace sctpm

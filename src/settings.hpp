@@ -10,7 +10,7 @@ namespace sctpm {
 
 enum class CmtMode { off = 0, base = 1, rpv1 = 2, rpv2 = 3, mptcp = 4 };
 enum class StreamPolicy { single, context, context_tag };
-enum class AuthMode { off, hello };
+enum class AuthMode { off, hello, packet };
 
 struct Settings {
     // Addresses
@@ -30,7 +30,7 @@ struct Settings {
     uint64_t pre_hello_bytes = 0;                // key "pre_hello_bytes": per association before its hello; 0 = one fragment
     uint64_t reorder_bytes = 64ull << 20;        // key "reorder_bytes": per peer, held out of order
     uint32_t head_bytes = 4096;                  // key "head_bytes": first read per message (rest placed directly)
-    AuthMode auth = AuthMode::hello;             // key "auth": hello|off, proof of membership per link (hello_auth.hpp)
+    AuthMode auth = AuthMode::hello;             // key "auth": hello|packet|off, proof of membership per link (hello_auth.hpp), packet: plus SCTP-AUTH (packet_auth.hpp)
 
     // SCTP tuning
     CmtMode cmt = CmtMode::off;        // key "cmt": off|base|rpv1|rpv2|mptcp

@@ -350,6 +350,23 @@ sctpm_held_stats Transport::held_stats() const {
     return h;
 }
 
+bool Transport::packet_auth(sctpm_peer id, sctpm_packet_auth* out) const {
+    const Peer* p = peers_.get(id);
+    if (!p)
+        return false;
+    const AssocEntry* a = p->assoc ? peers_.find_assoc(p->assoc) : nullptr;
+    if (!a) { // its association ended (or none yet): what it was then
+        *out = p->auth_at_end;
+        return p->auth_at_end.active_key >= 0;
+    }
+    // The stack's answer now, or when the key last changed if the stack has let it go already.
+    const int now = ep_->active_auth_key(p->assoc);
+    out->active_key = now >= 0 ? now : a->stack_active_key;
+    out->peer_key = a->peer_auth_key;
+    out->null_key_deleted = a->null_deleted;
+    return true;
+}
+
 bool Transport::peer_stats(sctpm_peer id, sctpm_peer_stats* out) const {
     const Peer* p = peers_.get(id);
     if (!p)

@@ -25,6 +25,7 @@
 
 struct sctp_assoc_change; // usrsctp
 struct sctp_paddr_change;
+struct sctp_authkey_event;
 
 namespace sctpm {
 
@@ -60,6 +61,7 @@ public:
     int peer_paths(sctpm_peer id, sctpm_path_info* out, int max);
     bool peer_stats(sctpm_peer id, sctpm_peer_stats* out) const;
     sctpm_held_stats held_stats() const;
+    bool packet_auth(sctpm_peer id, sctpm_packet_auth* out) const;
     // HMAC-SHA-256 of the parts under our key (id < 0) or peer id's (sctpm_link_key_mac);
     // nullopt if it has none.
     std::optional<Digest> link_key_mac(sctpm_peer id, const iovec* parts, int n) const;
@@ -95,6 +97,13 @@ private:
     // one of our peers is the culprit or it is the first; a stranger's later ones only counted, so
     // a flood of them cannot flood stderr.
     void refuse(AssocId assoc, const Peer* culprit, const std::string& why, int error, uint64_t count);
+    // auth=packet: SCTP-AUTH keys from the proofs (packet_auth.hpp, transport_packet_auth.cpp).
+    bool add_link_key(AssocId assoc, LinkKey link, const std::string& key);
+    bool use_link_key(AssocId assoc, LinkKey link);
+    void handle_retire(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
+    void handle_auth_event(const sctp_authkey_event& e);
+    void delete_null_key_when_done(AssocId assoc);
+    bool auth_mode_matches(AssocId assoc); // at COMM_UP: false = the association is refused or ignored
     void send_control(AssocId assoc, std::string frame);
     int flush_control();
     void adopt_link(Peer& p, AssocId assoc, LinkKey link);

@@ -7,24 +7,13 @@
 
 #include "error.hpp"
 #include "hello_auth.hpp"
+#include "packet_auth.hpp"
 #include "transport.hpp"
 
 namespace sctpm {
 namespace {
 
 std::string bytes_of(const uint8_t* p, size_t n) { return std::string(reinterpret_cast<const char*>(p), n); }
-
-std::string control_frame(FrameKind kind, LinkKey link, const std::string& payload) {
-    FrameHeader h;
-    h.kind = kind;
-    h.flags = kFrameFirst | kFrameLast;
-    h.link = link.outgoing_byte();
-    h.frag_len = static_cast<uint32_t>(payload.size());
-    h.total = payload.size();
-    uint8_t hdr[kFrameHeaderSize];
-    encode_frame_header(h, hdr);
-    return bytes_of(hdr, sizeof hdr) + payload;
-}
 
 // What a challenge held for an anonymous link counts against pre_hello_bytes.
 uint64_t challenge_cost(const AssocEntry::Challenge& c) {
@@ -61,12 +50,16 @@ void Transport::handle_hello(AssocId assoc, LinkKey link, const uint8_t* payload
         bound_exceeded(assoc, nullptr, pre_hello_bound_, "hellos waiting for their proof", a.pending_bytes + c.cost);
         return;
     }
-    pre_hello_bound_.charge(a.pending_bytes, c.cost);
     c.nonce_acceptor = random_bytes(kNonceBytes);
+    // auth=packet: the opener may send under the link's key as soon as it checked the challenge.
+    if (s_.auth == AuthMode::packet &&
+        !add_link_key(assoc, link, packet_auth_key(key_, c.nonce_opener, c.nonce_acceptor)))
+        return;
+    pre_hello_bound_.charge(a.pending_bytes, c.cost);
     const Digest mac = link_mac(AuthRole::acceptor, key_, c.nonce_opener, c.nonce_acceptor, c.blob);
     std::string answer = c.nonce_acceptor + bytes_of(mac.data(), mac.size());
     a.challenges[link.incoming_byte()] = std::move(c);
-    send_control(assoc, control_frame(FrameKind::challenge, link, answer));
+    send_control(assoc, control_frame(FrameKind::challenge, link.outgoing_byte(), answer));
 }
 
 // On a link we opened: the remote shows that it holds the key of the card we reached it by.
@@ -100,6 +93,11 @@ void Transport::handle_challenge(AssocId assoc, LinkKey link, const uint8_t* pay
                     "it is not the process that card names");
         return;
     }
+    // auth=packet: the acceptor installed the key before its challenge, so the proof already goes under it.
+    if (s_.auth == AuthMode::packet &&
+        !(add_link_key(assoc, link, packet_auth_key(p->card.key, p->hello_nonce, nonce_acceptor)) &&
+          use_link_key(assoc, link)))
+        return;
     const Digest proof = link_mac(AuthRole::opener, p->card.key, p->hello_nonce, nonce_acceptor, blob);
     queue_control(*p, FrameKind::proof, bytes_of(proof.data(), proof.size())); // ahead of the held data
     p->awaiting_challenge = false;
@@ -125,6 +123,8 @@ void Transport::handle_proof(AssocId assoc, LinkKey link, const uint8_t* payload
                     "this process's business card (hello '" + printable_text(c.blob) + "' refused)");
         return;
     }
+    if (s_.auth == AuthMode::packet && !use_link_key(assoc, link)) // the opener holds it since the challenge
+        return;
     accept_link(assoc, link, c.blob, c.card);
 }
 

@@ -99,7 +99,7 @@ void Transport::start_data(const RecvResult& r) {
     cont_.stream = r.stream;
     AssocEntry& a = peers_.assoc(r.assoc);
     ++a.messages_read;
-    if (a.ended) { // aborted or failing: its peers have been told
+    if (a.ended || a.auth_mismatch) { // aborted or failing: its peers have been told; or auth_mode_matches
         discard_rest(r.eor ? 0 : kUntilEor);
         return;
     }
@@ -119,6 +119,8 @@ void Transport::start_data(const RecvResult& r) {
             handle_hello(r.assoc, link, payload, avail);
         else if (h->kind == FrameKind::challenge)
             handle_challenge(r.assoc, link, payload, avail);
+        else if (h->kind == FrameKind::retire)
+            handle_retire(r.assoc, link, payload, avail);
         else
             handle_proof(r.assoc, link, payload, avail);
         return;
@@ -530,6 +532,10 @@ void Transport::handle_notification(const uint8_t* data, size_t len) {
     case SCTP_PEER_ADDR_CHANGE:
         handle_path_change(n->sn_paddr_change);
         break;
+    case SCTP_AUTHENTICATION_EVENT:
+        if (len >= sizeof n->sn_auth_event)
+            handle_auth_event(n->sn_auth_event);
+        break;
     case SCTP_SEND_FAILED_EVENT: {
         const sctp_send_failed_event& f = n->sn_send_failed_event;
         end_assoc(f.ssfe_assoc_id, false, SCTPM_EV_SEND_FAILED, f.ssfe_error ? static_cast<int>(f.ssfe_error) : ECONNRESET,
@@ -587,6 +593,8 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
 
 void Transport::assoc_up(AssocId assoc) {
     ep_->tune_association(assoc);
+    if (!auth_mode_matches(assoc))
+        return;
     AssocEntry& a = peers_.assoc(assoc);
     a.up = true;
     for (sctpm_peer id : a.peers()) {

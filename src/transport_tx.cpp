@@ -55,12 +55,12 @@ void Transport::queue_hello(Peer& p) {
     queue_control(p, FrameKind::hello, format_hello({p.hello_nonce, p.hello.empty() ? hello_ : p.hello, hello_card_}));
     p.hello_sent = true;
     p.link_known = false;
-    p.awaiting_challenge = s_.auth == AuthMode::hello;
+    p.awaiting_challenge = s_.auth != AuthMode::off;
 }
 
 void Transport::connect_peer(Peer& p) {
     const std::string who = "peer " + std::to_string(p.id);
-    if (s_.auth == AuthMode::hello && p.card.key.empty()) {
+    if (s_.auth != AuthMode::off && p.card.key.empty()) {
         fail_peer(p, SCTPM_EV_CANT_START, EACCES,
                   who + ": cannot open a link to it: its card has no key (a card from a hello), so this "
                         "process cannot prove that it may talk to it");

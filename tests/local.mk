@@ -10,6 +10,7 @@ tests_unit_tests_SOURCES = \
 	tests/unit/test_stream_map.cpp \
 	tests/unit/test_card.cpp \
 	tests/unit/test_hmac_sha256.cpp \
+	tests/unit/test_packet_auth.cpp \
 	tests/unit/test_abort_cause.cpp \
 	tests/unit/test_usrsctp_checksum.cpp \
 	tests/unit/test_channel_cvars.cpp \
@@ -25,6 +26,7 @@ TESTS += tests/unit_tests
 check_PROGRAMS += tests/transport_tests
 tests_transport_tests_SOURCES = tests/integration/transport_pair.cpp tests/integration/held_bounds.cpp tests/integration/hello_auth.cpp \
 	tests/integration/progress_capi.cpp tests/integration/udp_port_range.cpp tests/integration/pair_harness.hpp \
+	tests/integration/packet_auth.cpp tests/integration/packet_auth_check.hpp \
 	tests/integration/raw_peer.hpp tests/wait_pair.hpp
 tests_transport_tests_LDADD = src/libsctpmpi.la -lgtest -lgtest_main
 TESTS += tests/transport_tests

@@ -125,8 +125,11 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         how a process proves, on each new link, that it holds the business card of the process it
-        reaches (hello|off): hello = a challenge with fresh nonces on both sides, answered by an
-        HMAC under the key in the card; off = the hello's claim is believed. Unset: hello.
+        reaches (hello|packet|off): hello = a challenge with fresh nonces on both sides, answered by
+        an HMAC under the key in the card; packet = the same, and then every packet of the
+        association carries an SCTP-AUTH HMAC (RFC 4895, HMAC-SHA-1) under a key derived from that
+        proof, so injected packets are dropped (costs bandwidth: see the README); off = the hello's
+        claim is believed. Every process of a job must use the same. Unset: hello.
 
     - name        : MPIR_CVAR_CH3_SCTP_REORDER_BYTES
       category    : CH3_SCTP

@@ -5,6 +5,7 @@
 // the attacks behind it test what an insider could do.
 #pragma once
 #include <cerrno>
+#include <functional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -55,9 +56,10 @@ inline std::string proof_frame(const sctpm::Digest& mac) {
 
 class RawPeer {
 public:
-    // Opens an association to the transport whose card is `target_card`.
-    explicit RawPeer(const std::string& target_card)
-        : ep_(st_, 0, {"127.0.0.1"}) {
+    // Opens an association to the transport whose card is `target_card` (with settings `st`:
+    // auth=packet asks for authenticated chunks in the INIT).
+    explicit RawPeer(const std::string& target_card, const sctpm::Settings& st = {})
+        : st_(st), ep_(st_, 0, {"127.0.0.1"}) {
         const sctpm::Card target = sctpm::parse_card(target_card);
         key_ = target.key;
         assoc_ = ep_.connect(target.addresses, target.sctp_port, target.udp_port);
@@ -66,7 +68,10 @@ public:
     // Opens link 0 as `blob`: the hello, then the proof answering the victim's challenge, under
     // the key of the victim's card (a member of the job) or, with a stranger's `key`, under that.
     // Returns the two frames sent (a recording to replay), or nothing if no challenge came.
-    std::vector<std::string> hello(const std::string& blob, const std::string* key = nullptr) {
+    // before_proof(nonce_o, nonce_a) runs once the challenge is checked, before the proof leaves.
+    using BeforeProof = std::function<void(const std::string&, const std::string&)>;
+    std::vector<std::string> hello(const std::string& blob, const std::string* key = nullptr,
+                                   const BeforeProof& before_proof = {}) {
         const std::string nonce = sctpm::random_bytes(sctpm::kNonceBytes);
         std::vector<std::string> sent{hello_frame(blob, card(), nonce)};
         if (send(sent) != 1)
@@ -75,6 +80,8 @@ public:
         if (challenge.size() != sctpm::kChallengeBytes)
             return {};
         const std::string nonce_acceptor = challenge.substr(0, sctpm::kNonceBytes);
+        if (before_proof)
+            before_proof(nonce, nonce_acceptor);
         sent.push_back(proof_frame(sctpm::link_mac(sctpm::AuthRole::opener, key ? *key : key_, nonce, nonce_acceptor, blob)));
         send({sent.back()});
         return sent;
@@ -105,7 +112,10 @@ public:
         return sent;
     }
 
-private:
+    sctpm::Endpoint& endpoint() { return ep_; }
+    sctpm::AssocId assoc() const { return assoc_; }
+    const std::string& victim_key() const { return key_; }
+
     // The payload of the next frame of `kind` the victim sends on this association (10 s at most).
     std::string receive(sctpm::FrameKind kind) {
         std::vector<uint8_t> buf(65536);
@@ -125,6 +135,7 @@ private:
         return "";
     }
 
+private:
     sctpm::Settings st_;
     sctpm::Endpoint ep_;
     sctpm::AssocId assoc_ = 0;

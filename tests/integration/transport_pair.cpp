@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "pair_harness.hpp"
+#include "packet_auth_check.hpp"
 #include "raw_peer.hpp"
 
 using namespace pair_test;
@@ -406,7 +407,9 @@ uint32_t assoc_up_of(const Side& s, sctpm_peer p) {
 
 TEST(TransportLinks, TwoPeersToOneProcessShareTheAssociation) {
     const uint32_t n = 16;
-    for (const char* policy : {"single", "context_tag"}) {
+    const std::pair<const char*, const char*> variants[] = {{"single", "hello"}, {"context_tag", "hello"}, {"single", "packet"}};
+    for (const auto& [policy, auth] : variants) {
+        const bool packet = std::strcmp(auth, "packet") == 0;
         auto o = run_pair(
             [&](Side& s) {
                 CHILD_CHECK(sctpm_peer_connect(s.t, s.other) == 0, "connect");
@@ -420,6 +423,8 @@ TEST(TransportLinks, TwoPeersToOneProcessShareTheAssociation) {
                 expect_from(s, peer2, 3 * kLinkStride, n);
                 const uint32_t a1 = assoc_up_of(s, s.other), a2 = assoc_up_of(s, peer2);
                 CHILD_CHECK(a1 != 0 && a1 == a2, "the peers are not on one association (%u, %u)", a1, a2);
+                if (packet)
+                    expect_packet_auth(s, peer2);
                 expect_no_failure(s);
                 s.progress_until([] { return false; }, 0.5);
             },
@@ -435,11 +440,16 @@ TEST(TransportLinks, TwoPeersToOneProcessShareTheAssociation) {
                 check_sends_ok(s);
                 expect_from(s, s.other, 0, n);
                 expect_from(s, t7, kLinkStride, n);
+                if (packet)
+                    expect_packet_auth(s, t7);
                 expect_no_failure(s);
                 s.progress_until([] { return false; }, 0.5);
             },
-            [policy](sctpm_config* c) { set(c, "stream_policy", policy); });
-        EXPECT_TRUE(o.ok()) << policy << ": " << o.describe();
+            [policy, auth](sctpm_config* c) {
+                set(c, "stream_policy", policy);
+                set(c, "auth", auth);
+            });
+        EXPECT_TRUE(o.ok()) << policy << ", auth=" << auth << ": " << o.describe();
     }
 }
 
@@ -521,9 +531,11 @@ TEST(TransportLinks, PeerDeathFailsEveryLinkedPeer) {
 // Once while the association is being set up (both connect at the same time, too), once when it is up.
 TEST(TransportLinks, BothSidesOpenASecondLinkAtOnce) {
     const uint32_t n = 12;
-    for (bool when_up : {false, true}) {
+    for (int variant = 0; variant < 4; ++variant) {
+        const bool when_up = variant & 1, packet = variant & 2; // packet: the links' keys must not collide
         auto role = [&](const char* mine, const char* theirs) {
             return [=](Side& s) {
+                const uint32_t drops = auth_drops();
                 accept_every_link(s);
                 const auto m_other = link_messages(0, n), m_second = link_messages(kLinkStride, n),
                            m_accepted = link_messages(2 * kLinkStride, n);
@@ -546,12 +558,17 @@ TEST(TransportLinks, BothSidesOpenASecondLinkAtOnce) {
                 expect_from(s, s.other, 0, n);
                 expect_from(s, accepted, kLinkStride, n);   // from the other side's second peer
                 expect_from(s, second, 2 * kLinkStride, n); // from the peer it made for our hello
+                if (packet) {
+                    expect_packet_auth(s, accepted);
+                    CHILD_CHECK(auth_drops() <= drops + kAuthDropsAtSwitch, "%u packets dropped for their AUTH chunk", auth_drops() - drops);
+                }
                 expect_no_failure(s);
                 s.progress_until([] { return false; }, 0.5);
             };
         };
-        auto o = run_pair(role("TA", "TB"), role("TB", "TA"));
-        EXPECT_TRUE(o.ok()) << (when_up ? "association up: " : "during setup: ") << o.describe();
+        auto o = run_pair(role("TA", "TB"), role("TB", "TA"), [packet](sctpm_config* c) { set(c, "auth", packet ? "packet" : "hello"); });
+        EXPECT_TRUE(o.ok()) << (when_up ? "association up" : "during setup") << (packet ? ", auth=packet: " : ": ")
+                            << o.describe();
     }
 }
 

@@ -175,7 +175,7 @@ const RejectCase kRejects[] = {
     {"proof long", whole(0, kProofBytes + 1), [](Bytes& b) { b[3] = 3; }, 32, "frame: proof of 33 bytes, it has 32"},
     {"proof fragmented", data(0, kFrameFirst, 0, 10, 20), [](Bytes& b) { b[3] = 3; }, 32,
      "frame: proof must be one fragment, flags 0x01"},
-    {"kind 4", whole(0, 10), [](Bytes& b) { b[3] = 4; }, 32, "frame: bad kind 4"},
+    {"kind 5", whole(0, 10), [](Bytes& b) { b[3] = 5; }, 32, "frame: bad kind 5"},
 };
 
 class FrameReject : public testing::TestWithParam<RejectCase> {};

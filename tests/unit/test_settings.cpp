@@ -373,9 +373,11 @@ TEST(Settings, AuthByNameOnly) {
     EXPECT_EQ(s.auth, sctpm::AuthMode::off);
     sctpm::set_setting(s, "auth", "hello");
     EXPECT_EQ(s.auth, sctpm::AuthMode::hello);
+    sctpm::set_setting(s, "auth", "packet");
+    EXPECT_EQ(s.auth, sctpm::AuthMode::packet);
     for (const char* v : {"on", "", "0", "Hello", "sctp-auth"}) {
         EXPECT_EQ(error_of([&] { sctpm::set_setting(s, "auth", v); }),
-                  std::string("auth: '") + v + "' is not an authentication mode (hello|off)");
+                  std::string("auth: '") + v + "' is not an authentication mode (hello|packet|off)");
     }
 }
 
