@@ -46,6 +46,7 @@ iwarp_libiwarp_la_SOURCES += \
 	iwarp/iwarp_verbs.h \
 	iwarp/llp.hpp \
 	iwarp/session.hpp iwarp/session.cpp \
+	iwarp/requests.hpp iwarp/requests.cpp \
 	iwarp/adaptation.hpp iwarp/adaptation.cpp \
 	iwarp/cq.hpp iwarp/cq.cpp \
 	iwarp/qp.hpp iwarp/qp.cpp iwarp/rdmap_tx.cpp iwarp/rdmap_rx.cpp \
