@@ -227,7 +227,8 @@ void Device::collect_events() {
                     ev.ord = e.control->ird_ord->ord;
                 }
                 ev.private_data_len = uint16_t(std::min<size_t>(e.control->private_data.size(), IWV_MAX_PRIVATE_DATA));
-                std::memcpy(ev.private_data, e.control->private_data.data(), ev.private_data_len);
+                if (ev.private_data_len) // none: data() may be null, which memcpy must not get
+                    std::memcpy(ev.private_data, e.control->private_data.data(), ev.private_data_len);
             }
             events_.push_back(ev);
             events_changed();

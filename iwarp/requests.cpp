@@ -72,7 +72,8 @@ int ConnRequests::progress(Clock::time_point now, std::deque<iwv_event>& events)
                 ev.ord = out.message.ird_ord->ord;
             }
             ev.private_data_len = uint16_t(std::min<size_t>(out.message.private_data.size(), IWV_MAX_PRIVATE_DATA));
-            std::memcpy(ev.private_data, out.message.private_data.data(), ev.private_data_len);
+            if (ev.private_data_len) // an Initiate without private data has no data() to copy from
+                std::memcpy(ev.private_data, out.message.private_data.data(), ev.private_data_len);
             events.push_back(ev);
             ++announced;
         }
