@@ -150,6 +150,16 @@ void Transport::start_data(const RecvResult& r) {
         discard_rest(remaining);
         return;
     }
+    if (link.opened_by_me && p->assoc == r.assoc && p->awaiting_challenge) {
+        // Until its challenge proves the key of the card we reached it by, whoever answers at
+        // that address may be anyone: a member answers our hello with the challenge, and sends
+        // data only once our proof has made the link known to it.
+        discard_rest(remaining);
+        protocol_error(r.assoc, p,
+                       "data on " + link.describe() + " before the peer proved that it holds the key of its card "
+                       "(a process with auth off sends it at once: every process of a job must use the same auth setting)");
+        return;
+    }
     if (link.opened_by_me && p->assoc == r.assoc)
         p->link_known = true; // the remote answers on our link: it has our hello
     count_path(*p, r.from, n);
