@@ -41,7 +41,7 @@ step_asan() {
 # or broken invariant) fails the step; its input is kept in build/fuzz/findings/<target>/, to be
 # fixed and committed to the seed corpus as a regression case. Longer runs: README, Fuzzing.
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-FUZZ_TARGETS="frame_fuzz card_fuzz hello_fuzz hy_identity_fuzz iwarp_segment_fuzz"
+FUZZ_TARGETS="frame_fuzz card_fuzz hello_fuzz hy_identity_fuzz iwarp_segment_fuzz transport_rx_fuzz iwarp_qp_fuzz"
 step_fuzz() {
     run_logged make -C build fuzz fuzz-iwarp
     local t rc=0

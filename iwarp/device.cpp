@@ -70,7 +70,10 @@ void drain(int fd) {
 } // namespace
 
 Device::Device(const iwv_device_attr& attr, iwv_device* handle)
-    : handle_(handle), mode_(attr.progress), spin_us_(stack_settings().spin_us) {
+    : handle_(handle), mode_(attr.progress), spin_us_(stack_settings().spin_us),
+      requests_(std::chrono::milliseconds(attr.initiate_timeout_ms ? attr.initiate_timeout_ms : IWV_INITIATE_TIMEOUT_MS),
+                attr.max_pending_requests ? attr.max_pending_requests : IWV_MAX_PENDING_REQUESTS),
+      early_bytes_(attr.early_bytes ? attr.early_bytes : IWV_EARLY_BYTES) {
     udp_port_ = sctpm::start_stack(stack_settings()).udp_port;
     static std::mutex targets_mu;
     {
@@ -86,9 +89,6 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     cfg.sctp_port = attr.sctp_port;
     cfg.path_mtu = attr.path_mtu ? attr.path_mtu : stack_settings().path_mtu;
     cfg.max_segment = attr.max_segment;
-    initiate_timeout_ = std::chrono::milliseconds(attr.initiate_timeout_ms ? attr.initiate_timeout_ms : IWV_INITIATE_TIMEOUT_MS);
-    max_pending_requests_ = attr.max_pending_requests ? attr.max_pending_requests : IWV_MAX_PENDING_REQUESTS;
-    early_bytes_ = attr.early_bytes ? attr.early_bytes : IWV_EARLY_BYTES;
     cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
     cfg.path_max_retrans = stack_settings().path_max_retrans;
     endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
@@ -194,12 +194,7 @@ int Device::progress_locked() {
             connecting_.erase(it);
             c.qp->q->start_active(std::move(u.llp), c.mine, c.private_data);
         } else {
-            auto req = std::make_unique<iwv_conn_request>();
-            req->device = this;
-            req->llp = std::move(u.llp);
-            req->since = std::chrono::steady_clock::now();
-            drop_oldest_request_beyond(max_pending_requests_ - 1);
-            requests_.push_back(std::move(req));
+            requests_.add(std::move(u.llp), this, std::chrono::steady_clock::now());
         }
     }
     for (auto& f : failed) {
@@ -210,79 +205,15 @@ int Device::progress_locked() {
             connecting_.erase(it);
         }
     }
-    progress_requests();
+    if (requests_.progress(std::chrono::steady_clock::now(), events_) > 0) {
+        events_changed();
+        changed.notify_all();
+    }
     for (iwv_qp* qp : qps_) work += qp->q->progress();
     collect_events();
     if (work) changed.notify_all();
     last_work_ = work; // more may be waiting (receive() stops after a batch): run again
     return work;
-}
-
-// Keeps at most `keep` associations waiting for their Initiate: aborts the oldest beyond.
-void Device::drop_oldest_request_beyond(size_t keep) {
-    size_t waiting = 0;
-    for (const auto& r : requests_)
-        waiting += !r->announced;
-    for (auto it = requests_.begin(); waiting > keep && it != requests_.end();) {
-        if ((*it)->announced) {
-            ++it;
-            continue;
-        }
-        (*it)->llp->close(true);
-        it = requests_.erase(it);
-        --waiting;
-    }
-}
-
-// Passive associations: read the Initiate (RFC 5043 §6.2: the first message must be one) and
-// announce it; the ULP answers with accept or reject. One that sends none in time is aborted.
-void Device::progress_requests() {
-    const auto now = std::chrono::steady_clock::now();
-    for (auto it = requests_.begin(); it != requests_.end();) {
-        iwv_conn_request* req = it->get();
-        bool drop = !req->announced && now - req->since > initiate_timeout_;
-        std::string why;
-        while (!req->announced && !drop) {
-            uint8_t buf[1024];
-            LlpRead r = req->llp->read(buf, sizeof buf);
-            if (r.n == -EWOULDBLOCK) break;
-            if (r.closed || r.n < 0) {
-                drop = true;
-                break;
-            }
-            if (req->partial.empty() && r.ppid != kPpidSessionControl) {
-                drop = true; // data before the Initiate: not a legal sequence
-                break;
-            }
-            req->partial.insert(req->partial.end(), buf, buf + r.n);
-            if (req->partial.size() > 2048) drop = true;
-            if (!r.eor) continue;
-            auto out = req->session.on_control(req->partial);
-            if (out.event != Session::Event::request) {
-                drop = true;
-                break;
-            }
-            req->announced = true;
-            iwv_event ev{};
-            ev.type = IWV_EVENT_CONNECT_REQUEST;
-            ev.request = req;
-            if (out.message.ird_ord) {
-                ev.ird = out.message.ird_ord->ird;
-                ev.ord = out.message.ird_ord->ord;
-            }
-            ev.private_data_len = uint16_t(std::min<size_t>(out.message.private_data.size(), IWV_MAX_PRIVATE_DATA));
-            std::memcpy(ev.private_data, out.message.private_data.data(), ev.private_data_len);
-            events_.push_back(ev);
-            events_changed();
-            changed.notify_all();
-        }
-        if (drop && !req->announced) {
-            req->llp->close(true);
-            it = requests_.erase(it);
-        } else {
-            ++it;
-        }
-    }
 }
 
 void Device::collect_events() {
@@ -298,7 +229,8 @@ void Device::collect_events() {
                     ev.ord = e.control->ird_ord->ord;
                 }
                 ev.private_data_len = uint16_t(std::min<size_t>(e.control->private_data.size(), IWV_MAX_PRIVATE_DATA));
-                std::memcpy(ev.private_data, e.control->private_data.data(), ev.private_data_len);
+                if (ev.private_data_len) // none: data() may be null, which memcpy must not get
+                    std::memcpy(ev.private_data, e.control->private_data.data(), ev.private_data_len);
             }
             events_.push_back(ev);
             events_changed();
@@ -350,17 +282,15 @@ int Device::adopt(iwv_qp* qp, std::unique_ptr<Llp> llp, bool active, IrdOrdPair 
         qp->q->connecting();
         qp->q->start_active(std::move(llp), mine, private_data);
     } else {
-        auto req = std::make_unique<iwv_conn_request>();
-        req->device = this;
-        req->llp = std::move(llp);
-        requests_.push_back(std::move(req));
+        // Waits for its Initiate from now on, within the same bounds as an association accepted
+        // by the endpoint (its time used to start at the clock's epoch: dropped at once).
+        requests_.add(std::move(llp), this, std::chrono::steady_clock::now());
     }
     return 0;
 }
 
 int Device::accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span<const uint8_t> private_data) {
-    auto it = std::find_if(requests_.begin(), requests_.end(), [&](auto& r) { return r.get() == req; });
-    if (it == requests_.end() || !req->announced) {
+    if (!requests_.find_announced(req)) {
         last_error = "iwv_accept: unknown or unannounced connection request";
         return EINVAL;
     }
@@ -368,8 +298,7 @@ int Device::accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span
         last_error = "iwv_accept: the QP must be in INIT and unconnected";
         return EINVAL;
     }
-    std::unique_ptr<iwv_conn_request> owned = std::move(*it);
-    requests_.erase(it);
+    std::unique_ptr<iwv_conn_request> owned = requests_.take(req);
     try {
         qp->q->start_passive(std::move(owned->llp), std::move(owned->session), mine, private_data);
     } catch (const sctpm::Error& e) {
@@ -380,8 +309,7 @@ int Device::accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span
 }
 
 int Device::reject(iwv_conn_request* req, std::span<const uint8_t> private_data) {
-    auto it = std::find_if(requests_.begin(), requests_.end(), [&](auto& r) { return r.get() == req; });
-    if (it == requests_.end() || !req->announced) {
+    if (!requests_.find_announced(req)) {
         last_error = "iwv_reject: unknown or unannounced connection request";
         return EINVAL;
     }
@@ -393,7 +321,7 @@ int Device::reject(iwv_conn_request* req, std::span<const uint8_t> private_data)
         return EINVAL;
     }
     req->llp->close(false); // graceful: SHUTDOWN after the Reject
-    requests_.erase(it);
+    requests_.take(req);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "iwarp_verbs.h"
 #include "memory.hpp"
 #include "qp.hpp"
+#include "requests.hpp"
 #include "session.hpp"
 
 #include <atomic>
@@ -49,15 +50,6 @@ struct iwv_qp {
     void* context;
     std::unique_ptr<iwarp::QueuePair> q;
 };
-struct iwv_conn_request {
-    iwarp::Device* device = nullptr;
-    std::unique_ptr<iwarp::Llp> llp;
-    iwarp::Session session{iwarp::SessionRole::passive};
-    bool announced = false; // its Initiate was delivered as an event
-    std::vector<uint8_t> partial; // the Initiate being read
-    std::chrono::steady_clock::time_point since; // when its association came up
-};
-
 namespace iwarp {
 
 class Device {
@@ -103,8 +95,6 @@ public:
     bool wait(std::unique_lock<std::mutex>& lock, int timeout_ms, Pred pred);
 
 private:
-    void progress_requests();
-    void drop_oldest_request_beyond(size_t keep);
     void collect_events();
     void signal();
     bool idle_locked();
@@ -123,10 +113,8 @@ private:
         std::vector<uint8_t> private_data;
     };
     std::map<uint32_t, Connecting> connecting_; // active connects by association id
-    std::vector<std::unique_ptr<iwv_conn_request>> requests_;
-    std::chrono::milliseconds initiate_timeout_;
-    size_t max_pending_requests_;
-    uint64_t early_bytes_;
+    ConnRequests requests_; // passive associations until accepted or rejected
+    uint64_t early_bytes_;  // each new QP's bound on messages held ahead of a hole
     std::set<iwv_qp*> qps_;
     std::deque<iwv_event> events_;
     std::atomic<size_t> event_count_{0}; // events_.size(), for events_waiting()

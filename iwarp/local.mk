@@ -37,15 +37,27 @@ fuzz/iwarp_segment_fuzz: $(IWARP_FUZZ_SOURCES) $(top_srcdir)/iwarp/wire.hpp $(to
 		$(top_srcdir)/iwarp/validate.hpp $(top_srcdir)/iwarp/byte_order.hpp
 	@mkdir -p fuzz
 	$(IWARP_FUZZ_CXX) $(IWARP_FUZZ_FLAGS) -o $@ $(IWARP_FUZZ_SOURCES)
-fuzz-iwarp: fuzz/iwarp_segment_fuzz
+# One queue pair driven by a scripted peer (connection, placement, early messages, requests).
+IWARP_QP_FUZZ_FILES = $(top_srcdir)/tests/fuzz/iwarp_qp_fuzz.cpp \
+	$(top_srcdir)/iwarp/wire.cpp $(top_srcdir)/iwarp/memory.cpp $(top_srcdir)/iwarp/validate.cpp \
+	$(top_srcdir)/iwarp/session.cpp $(top_srcdir)/iwarp/requests.cpp $(top_srcdir)/iwarp/cq.cpp \
+	$(top_srcdir)/iwarp/qp.cpp $(top_srcdir)/iwarp/rdmap_tx.cpp $(top_srcdir)/iwarp/rdmap_rx.cpp
+fuzz/iwarp_qp_fuzz: $(IWARP_QP_FUZZ_FILES) $(top_srcdir)/iwarp/qp.hpp $(top_srcdir)/iwarp/session.hpp \
+		$(top_srcdir)/iwarp/requests.hpp $(top_srcdir)/iwarp/cq.hpp $(top_srcdir)/iwarp/llp.hpp $(top_srcdir)/iwarp/wire.hpp \
+		$(top_srcdir)/iwarp/validate.hpp $(top_srcdir)/iwarp/memory.hpp $(top_srcdir)/iwarp/iwarp_verbs.h \
+		$(top_srcdir)/tests/iwarp/unit/mem_llp.hpp
+	@mkdir -p fuzz
+	$(IWARP_FUZZ_CXX) $(IWARP_FUZZ_FLAGS) -o $@ $(IWARP_QP_FUZZ_FILES)
+fuzz-iwarp: fuzz/iwarp_segment_fuzz fuzz/iwarp_qp_fuzz
 .PHONY: fuzz-iwarp
-EXTRA_DIST += tests/fuzz/iwarp_segment_fuzz.cpp
+EXTRA_DIST += tests/fuzz/iwarp_segment_fuzz.cpp tests/fuzz/iwarp_qp_fuzz.cpp tests/fuzz/gen_iwarp_qp_corpus.py
 
 # The RNIC proper: RFC 5043 adaptation, session control, RDMAP/DDP engine, CQ/QP, device, verbs.
 iwarp_libiwarp_la_SOURCES += \
 	iwarp/iwarp_verbs.h \
 	iwarp/llp.hpp \
 	iwarp/session.hpp iwarp/session.cpp \
+	iwarp/requests.hpp iwarp/requests.cpp \
 	iwarp/adaptation.hpp iwarp/adaptation.cpp \
 	iwarp/cq.hpp iwarp/cq.cpp \
 	iwarp/qp.hpp iwarp/qp.cpp iwarp/rdmap_tx.cpp iwarp/rdmap_rx.cpp \

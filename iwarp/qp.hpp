@@ -60,6 +60,7 @@ public:
     // session (a legitimate peer has at most its flight of unacknowledged data ahead of a hole).
     static constexpr size_t kDefaultEarlyLimit = IWV_EARLY_BYTES;
     void set_early_limit(size_t bytes) { early_limit_ = bytes; }
+    size_t early_bytes() const { return early_bytes_; } // held now (tests, fuzzing)
     void fail_connect(const std::string& why); // the association never came up
     void disconnect(); // session Terminate, then close
     bool connected() const { return llp_ != nullptr; }

@@ -12,40 +12,14 @@
 #include <vector>
 
 #include "path_params.hpp"
+#include "sctp_socket.hpp"
 #include "settings.hpp"
 
-struct socket; // usrsctp
 struct sctp_sndinfo;
 
 namespace sctpm {
 
-using AssocId = uint32_t;
-
-struct RecvResult {
-    long n = 0;             // bytes read, or -errno (-EWOULDBLOCK when empty)
-    bool eor = false;       // the SCTP message (or notification) ended with this read
-    bool notification = false;
-    AssocId assoc = 0;
-    uint16_t stream = 0;
-    sockaddr_storage from{}; // the address the data arrived from (per-path accounting)
-};
-
-// What the stack holds for one association (SCTP_STATUS).
-struct AssocStatus {
-    bool known = false; // false: the stack no longer has it
-    int32_t state = 0;
-    uint32_t rwnd = 0;  // the peer's advertised receive window
-    uint16_t unacked = 0, pending = 0; // DATA chunks sent but not acked / waiting for reassembly here
-    uint32_t queued_out = 0;           // bytes the stack holds to send (sent or not, not yet acked)
-};
-
-struct PathStatus {
-    std::string address;
-    int32_t state = 0; // SCTP_ACTIVE / SCTP_INACTIVE / SCTP_UNCONFIRMED / PF
-    uint32_t cwnd = 0, srtt = 0, rto = 0, mtu = 0;
-};
-
-class Endpoint {
+class Endpoint final : public SctpSocket {
 public:
     // Binds `addresses` (text IPv4/IPv6) on `port`; an empty list binds the wildcard (all
     // addresses). Throws Error naming the address and the reason.
@@ -55,37 +29,34 @@ public:
     Endpoint& operator=(const Endpoint&) = delete;
 
     // fn runs on usrsctp's threads whenever the socket gets readable: it must only signal.
-    void set_upcall(void (*fn)(struct socket*, void*, int), void* arg);
+    void set_upcall(void (*fn)(struct socket*, void*, int), void* arg) override;
 
     // Start an association to the peer's addresses (text) on its SCTP port via its UDP port.
     // Returns the association id, or throws Error naming the addresses and the reason.
-    AssocId connect(const std::vector<std::string>& addresses, uint16_t sctp_port, uint16_t udp_port);
+    AssocId connect(const std::vector<std::string>& addresses, uint16_t sctp_port, uint16_t udp_port) override;
 
     // One SCTP message on a stream. Returns bytes sent or -errno (-EWOULDBLOCK: retry later).
-    long send(AssocId assoc, uint16_t stream, const void* data, size_t len);
-    RecvResult recv(void* buf, size_t len);
+    long send(AssocId assoc, uint16_t stream, const void* data, size_t len) override;
+    RecvResult recv(void* buf, size_t len) override;
 
     // Per-association settings that usrsctp only accepts once the association exists:
     // path MTU, heartbeat interval and PF thresholds on every path.
-    void tune_association(AssocId assoc);
-    void abort(AssocId assoc, const std::string& reason = ""); // reason: in the ABORT's user-initiated cause
-    void shutdown_assoc(AssocId assoc); // graceful SHUTDOWN after queued data
-    std::vector<PathStatus> paths(AssocId assoc);
-    AssocStatus status(AssocId assoc);
-    bool readable(); // the stack has something for recv (data or a notification)
+    void tune_association(AssocId assoc) override;
+    void abort(AssocId assoc, const std::string& reason = "") override; // reason: in the ABORT's user-initiated cause
+    void shutdown_assoc(AssocId assoc) override; // graceful SHUTDOWN after queued data
+    std::vector<PathStatus> paths(AssocId assoc) override;
+    AssocStatus status(AssocId assoc) override;
+    bool readable() override; // the stack has something for recv (data or a notification)
 
-    // SCTP-AUTH (auth=packet; endpoint_auth.cpp). Returns 0 or an errno where it can fail.
-    // Whether the peer's INIT asked us to authenticate DATA (it runs auth=packet); nullopt if the
-    // stack no longer has the association.
-    std::optional<bool> peer_requires_data_auth(AssocId assoc);
-    // Both verification tags (local: ours, that the peer puts in its packets), or nullopt.
-    std::optional<std::pair<uint32_t, uint32_t>> tags(AssocId assoc);
-    int add_auth_key(AssocId assoc, uint16_t id, const std::string& key);
-    int activate_auth_key(AssocId assoc, uint16_t id);
-    int deactivate_auth_key(AssocId assoc, uint16_t id);
-    int delete_auth_key(AssocId assoc, uint16_t id);
-    int active_auth_key(AssocId assoc); // -1 when unknown
-    std::vector<std::string> local_addresses() const { return bound_; }
+    // SCTP-AUTH (auth=packet; endpoint_auth.cpp): see SctpSocket.
+    std::optional<bool> peer_requires_data_auth(AssocId assoc) override;
+    std::optional<std::pair<uint32_t, uint32_t>> tags(AssocId assoc) override;
+    int add_auth_key(AssocId assoc, uint16_t id, const std::string& key) override;
+    int activate_auth_key(AssocId assoc, uint16_t id) override;
+    int deactivate_auth_key(AssocId assoc, uint16_t id) override;
+    int delete_auth_key(AssocId assoc, uint16_t id) override;
+    int active_auth_key(AssocId assoc) override;
+    std::vector<std::string> local_addresses() const override { return bound_; }
     uint16_t port() const { return port_; }
 
 private:

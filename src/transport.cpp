@@ -104,8 +104,7 @@ std::vector<std::string> choose_bind_addresses(const Settings& s, const std::str
     return chosen;
 }
 
-Transport::Transport(const Settings& s, const std::string& hostname, std::string hello,
-                     const sctpm_callbacks& cb)
+Transport::Transport(const Settings& s, std::string hello, const sctpm_callbacks& cb)
     : s_(s), map_(s.stream_policy, s.streams), cb_(cb), hello_(std::move(hello)),
       // Unset: room for one whole fragment. Our own peers hold a new link's messages behind its
       // hello (Peer::link_known), so only a stranger or another implementation sends more.
@@ -116,12 +115,29 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
         throw Error("hello blob of " + std::to_string(hello_.size()) + " bytes is too large");
     limits_.max_fragment = s_.fragment_size;
     limits_.max_message = s_.max_message;
+}
+
+// Once this delegating constructor's body runs, a throw runs the destructor: it copes with no
+// socket and no upcall yet.
+Transport::Transport(const Settings& s, const std::string& hostname, std::string hello,
+                     const sctpm_callbacks& cb)
+    : Transport(s, std::move(hello), cb) {
     std::vector<std::string> addrs = choose_bind_addresses(s_, hostname);
     stack_ = start_stack(s_);
-    ep_ = std::make_unique<Endpoint>(s_, stack_.udp_port, addrs);
+    attach_socket(std::make_unique<Endpoint>(s_, stack_.udp_port, addrs), stack_.udp_port);
+}
+
+Transport::Transport(const Settings& s, std::unique_ptr<SctpSocket> socket, uint16_t port, std::string hello,
+                     const sctpm_callbacks& cb)
+    : Transport(s, std::move(hello), cb) {
+    attach_socket(std::move(socket), port);
+}
+
+void Transport::attach_socket(std::unique_ptr<SctpSocket> socket, uint16_t port) {
+    ep_ = std::move(socket);
     Card c;
-    c.udp_port = stack_.udp_port;
-    c.sctp_port = stack_.udp_port;
+    c.udp_port = port;
+    c.sctp_port = port;
     c.addresses = ep_->local_addresses();
     hello_card_ = format_card(c);
     key_ = c.key = random_bytes(kAuthKeyBytes);
@@ -139,8 +155,10 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
 
 // The upcall goes first, then the socket, and only then (the members) progress_ and its eventfd.
 Transport::~Transport() {
-    ep_->set_upcall(nullptr, nullptr);
-    detach_upcall(upcall_);
+    if (ep_)
+        ep_->set_upcall(nullptr, nullptr);
+    if (upcall_)
+        detach_upcall(upcall_);
     ep_.reset();
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "endpoint.hpp"
+#include "sctp_socket.hpp"
 #include "hmac_sha256.hpp"
 #include "held_bytes.hpp"
 #include "peer_table.hpp"
@@ -34,6 +35,10 @@ struct UpcallTarget;
 class Transport {
 public:
     Transport(const Settings& s, const std::string& hostname, std::string hello, const sctpm_callbacks& cb);
+    // On a socket of the caller's (the scripted one of tests/fuzz/transport_rx_fuzz.cpp): no stack
+    // is started, and the card names `port` and the socket's local addresses.
+    Transport(const Settings& s, std::unique_ptr<SctpSocket> socket, uint16_t port, std::string hello,
+              const sctpm_callbacks& cb);
     ~Transport();
 
     const std::string& card() const { return card_; }
@@ -67,6 +72,11 @@ public:
     std::optional<Digest> link_key_mac(sctpm_peer id, const iovec* parts, int n) const;
 
 private:
+    // The members and checks both public constructors share; then each opens its socket and
+    // calls attach_socket.
+    Transport(const Settings& s, std::string hello, const sctpm_callbacks& cb);
+    void attach_socket(std::unique_ptr<SctpSocket> socket, uint16_t port);
+
     // ---- receive path (transport_rx.cpp)
     enum class ContMode { none, place, buffer, raw, discard };
     struct Continuation {
@@ -153,7 +163,7 @@ private:
 
     Settings s_;
     StackInfo stack_;
-    std::unique_ptr<Endpoint> ep_;
+    std::unique_ptr<SctpSocket> ep_; // an Endpoint, unless a test gave its own
     PeerTable peers_;
     StreamMap map_;
     Progress progress_;

@@ -152,6 +152,16 @@ void Transport::start_data(const RecvResult& r) {
         discard_rest(remaining);
         return;
     }
+    if (link.opened_by_me && p->assoc == r.assoc && p->awaiting_challenge) {
+        // Until its challenge proves the key of the card we reached it by, whoever answers at
+        // that address may be anyone: a member answers our hello with the challenge, and sends
+        // data only once our proof has made the link known to it.
+        discard_rest(remaining);
+        protocol_error(r.assoc, p,
+                       "data on " + link.describe() + " before the peer proved that it holds the key of its card "
+                       "(a process with auth off sends it at once: every process of a job must use the same auth setting)");
+        return;
+    }
     if (link.opened_by_me && p->assoc == r.assoc)
         p->link_known = true; // the remote answers on our link: it has our hello
     count_path(*p, r.from, n);
@@ -558,11 +568,26 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
     case SCTP_COMM_UP:
         assoc_up(id);
         break;
-    case SCTP_RESTART:
-        end_assoc(id, true, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
+    case SCTP_RESTART: {
+        const AssocEntry* a = peers_.find_assoc(id);
+        const bool reported = a && a->ended; // its end was told already
+        const bool identified = a && !a->links.empty(); // read now: the callbacks may move entries
+        const int told = end_assoc(id, true, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
             return who(p) + ": the peer restarted " + where + ": messages in flight may be lost";
         });
+        if (told == 0 && !reported) {
+            // No live peer on it (none identified yet, or all failed): the abort still says why.
+            sctpm_event ev{};
+            ev.type = SCTPM_EV_ASSOC_LOST;
+            ev.peer = -1;
+            ev.assoc_id = id;
+            ev.error = ECONNRESET;
+            std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: the peer restarted it; aborted",
+                          identified ? "(every peer failed already)" : "unidentified", id);
+            emit(ev);
+        }
         break;
+    }
     case SCTP_COMM_LOST: {
         // sac_info holds the ABORT chunk, if one ended the association (not on a timeout).
         const size_t info_len = std::min<size_t>(c.sac_length, len) > sizeof c ? std::min<size_t>(c.sac_length, len) - sizeof c : 0;

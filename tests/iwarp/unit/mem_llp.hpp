@@ -67,7 +67,7 @@ public:
         Message& m = in_->ready.front();
         const bool first = offset_ == 0;
         const size_t take = std::min(len, m.bytes.size() - offset_);
-        std::memcpy(buf, m.bytes.data() + offset_, take);
+        if (take) std::memcpy(buf, m.bytes.data() + offset_, take); // an empty message has no data()
         offset_ += take;
         r.n = long(take);
         if (first) r.ppid = m.ppid;
