@@ -143,6 +143,7 @@ struct AssocEntry {
     bool up = false;                     // COMM_UP seen
     uint64_t messages_read = 0;          // SCTP data messages begun by a read (stall report)
     bool ended = false;
+    bool end_reported = false; // an event named its end (an anonymous one can end unreported)
 
     sctpm_peer peer_on(LinkKey k) const {
         auto it = links.find(k.incoming_byte());

@@ -250,6 +250,8 @@ int Transport::end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int e
             fail_peer(*p, type, error, why(*p));
             ++failed;
         }
+    if (AssocEntry* again = failed ? peers_.find_assoc(assoc) : nullptr) // the callbacks may move entries
+        again->end_reported = true;
     return failed;
 }
 

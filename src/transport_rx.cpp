@@ -454,6 +454,8 @@ void Transport::protocol_error(AssocId assoc, const Peer* culprit, const std::st
         ev.error = error;
         std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: %s",
                       identified ? "(every peer failed already)" : "unidentified", assoc, why.c_str());
+        if (AssocEntry* e = peers_.find_assoc(assoc))
+            e->end_reported = true;
         emit(ev);
     }
 }
@@ -570,7 +572,7 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
         break;
     case SCTP_RESTART: {
         const AssocEntry* a = peers_.find_assoc(id);
-        const bool reported = a && a->ended; // its end was told already
+        const bool reported = a && a->end_reported; // its end was told already
         const bool identified = a && !a->links.empty(); // read now: the callbacks may move entries
         const int told = end_assoc(id, true, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
             return who(p) + ": the peer restarted " + where + ": messages in flight may be lost";
@@ -584,6 +586,8 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
             ev.error = ECONNRESET;
             std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: the peer restarted it; aborted",
                           identified ? "(every peer failed already)" : "unidentified", id);
+            if (AssocEntry* e = peers_.find_assoc(id))
+                e->end_reported = true;
             emit(ev);
         }
         break;

@@ -58,15 +58,17 @@ fuzz/hello_fuzz: $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello
 # a UBSan report stops the run (a finding), as in the iWARP targets.
 TRANSPORT_FUZZ_FILES = $(top_srcdir)/tests/fuzz/transport_rx_fuzz.cpp \
 	$(top_srcdir)/src/transport.cpp $(top_srcdir)/src/transport_rx.cpp $(top_srcdir)/src/transport_tx.cpp \
-	$(top_srcdir)/src/transport_auth.cpp $(top_srcdir)/src/transport_report.cpp \
+	$(top_srcdir)/src/transport_auth.cpp $(top_srcdir)/src/transport_packet_auth.cpp $(top_srcdir)/src/transport_report.cpp \
 	$(top_srcdir)/src/peer_table.cpp $(top_srcdir)/src/stream_map.cpp $(top_srcdir)/src/progress.cpp \
 	$(top_srcdir)/src/frame.cpp $(top_srcdir)/src/card.cpp $(top_srcdir)/src/hello_auth.cpp \
-	$(top_srcdir)/src/hmac_sha256.cpp $(top_srcdir)/src/abort_cause.cpp $(top_srcdir)/src/endpoint.cpp \
+	$(top_srcdir)/src/hmac_sha256.cpp $(top_srcdir)/src/packet_auth.cpp $(top_srcdir)/src/abort_cause.cpp \
+	$(top_srcdir)/src/endpoint.cpp $(top_srcdir)/src/endpoint_auth.cpp \
 	$(top_srcdir)/src/stack.cpp $(top_srcdir)/src/settings.cpp $(top_srcdir)/src/multihome.cpp \
 	$(top_srcdir)/src/path_params.cpp $(top_srcdir)/src/heap_policy.cpp
 fuzz/transport_rx_fuzz: $(TRANSPORT_FUZZ_FILES) $(top_srcdir)/src/transport.hpp $(top_srcdir)/src/sctp_socket.hpp \
 		$(top_srcdir)/src/endpoint.hpp $(top_srcdir)/src/peer_table.hpp $(top_srcdir)/src/reorder.hpp \
-		$(top_srcdir)/src/held_bytes.hpp $(top_srcdir)/src/frame.hpp $(top_srcdir)/src/hello_auth.hpp
+		$(top_srcdir)/src/held_bytes.hpp $(top_srcdir)/src/frame.hpp $(top_srcdir)/src/hello_auth.hpp \
+		$(top_srcdir)/src/packet_auth.hpp
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fno-sanitize-recover=undefined $(CPPFLAGS) -o $@ $(TRANSPORT_FUZZ_FILES) \
 		$(LDFLAGS) $(USRSCTP_LIBS) -pthread

@@ -47,6 +47,11 @@ typedef struct MPIDI_CH3I_Progress_state {
 extern volatile unsigned int MPIDI_CH3I_progress_completion_count;
 
 #if defined(MPICH_IS_THREADED)
+/* Every completion (CH3's MPIDI_CH3_Progress_signal_completion) wakes the thread blocked in the
+ * transport, and the threads asleep until a completion (ch3_progress.c): a completion made
+ * outside the progress engine (a receive matching a self-send) would otherwise leave them asleep. */
+extern volatile int MPIDI_CH3I_progress_waiters;
+void MPIDI_CH3I_Progress_wake_waiters(void);
 #define MPIDI_CH3I_PROGRESS_WAKEUP                                                                \
     do {                                                                                          \
         if (MPIDI_CH3I_progress_blocked == TRUE && MPIDI_CH3I_progress_wakeup_signalled == FALSE) \
@@ -54,6 +59,8 @@ extern volatile unsigned int MPIDI_CH3I_progress_completion_count;
             MPIDI_CH3I_progress_wakeup_signalled = TRUE;                                          \
             MPIDI_CH3I_Progress_wakeup();                                                         \
         }                                                                                         \
+        if (MPIDI_CH3I_progress_waiters > 0)                                                      \
+            MPIDI_CH3I_Progress_wake_waiters();                                                   \
     } while (0)
 #endif
 

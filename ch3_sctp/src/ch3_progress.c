@@ -10,18 +10,26 @@ volatile int MPIDI_CH3I_progress_wakeup_signalled = FALSE;
  * re-entry (yield and retry) starved usrsctp's threads and the blocked one on a loaded machine
  * (four threads sending 16 MiB messages ran at a tenth of one thread's rate). */
 static MPID_Thread_cond_t progress_completion_cond;
+volatile int MPIDI_CH3I_progress_waiters = 0;
 
 static void wait_for_completion(unsigned int seen)
 {
     int err;
+    MPIDI_CH3I_progress_waiters++;
     while (seen == MPIDI_CH3I_progress_completion_count)
         MPID_Thread_cond_wait(&progress_completion_cond, &MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX, &err);
+    MPIDI_CH3I_progress_waiters--;
 }
 
 static void wake_completion_waiters(void)
 {
     int err;
     MPID_Thread_cond_broadcast(&progress_completion_cond, &err);
+}
+
+void MPIDI_CH3I_Progress_wake_waiters(void)
+{
+    wake_completion_waiters();
 }
 #endif
 

@@ -554,6 +554,8 @@ struct Harness {
         const AssocId a = pick_assoc(in.u8());
         const uint16_t err = in.u16();
         Item it;
+        if (trace)
+            std::fprintf(stderr, "notification %d on association %u\n", k % 7, a);
         switch (k % 7) {
         case 0: it = notification_assoc(a, SCTP_COMM_UP, 0, {}); break;
         case 1: it = notification_assoc(a, SCTP_COMM_LOST, err, in.bytes(in.u8())); break; // an ABORT chunk
@@ -638,6 +640,8 @@ struct Harness {
                                   m.bytes.size() - kFrameHeaderSize);
             CHECK(hp && n < kMaxLinks);
             const LinkId id{m.assoc, uint8_t(n | kLinkOpenedByReceiver)};
+            if (auto done = links.find(id); done != links.end() && done->second.challenged)
+                continue; // answered rightly already: its nonces are what the victim's proof covers
             Link& l = links[id];
             l.nonce_o = hp->nonce;
             l.blob = hp->blob;
