@@ -158,6 +158,9 @@ private:
     int end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int error, const PeerReason& why);
     void abort_assoc(AssocId assoc);
     void emit(sctpm_event& ev);
+    // An association's end that no peer's event told (none linked, or all failed already): one
+    // event with peer -1 says why, and the association counts as reported.
+    void report_peerless_end(AssocId assoc, sctpm_event_type type, int error, bool identified, const std::string& why);
     void emit_for_linked_peers(AssocId assoc, sctpm_event ev); // one copy per live peer, or peer -1
     void report_stall(int64_t idle_us); // transport_report.cpp
 

@@ -446,18 +446,22 @@ void Transport::protocol_error(AssocId assoc, const Peer* culprit, const std::st
     if (culprit && culprit->state != Peer::State::failed)
         fail_peer(*peers_.get(culprit->id), SCTPM_EV_PROTOCOL_ERROR, error,
                   "peer " + std::to_string(culprit->id) + " (" + where + "): " + why);
-    else if (told == 0) {
-        sctpm_event ev{};
-        ev.type = SCTPM_EV_PROTOCOL_ERROR;
-        ev.peer = -1;
-        ev.assoc_id = assoc;
-        ev.error = error;
-        std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: %s",
-                      identified ? "(every peer failed already)" : "unidentified", assoc, why.c_str());
-        if (AssocEntry* e = peers_.find_assoc(assoc))
-            e->end_reported = true;
-        emit(ev);
-    }
+    else if (told == 0)
+        report_peerless_end(assoc, SCTPM_EV_PROTOCOL_ERROR, error, identified, why);
+}
+
+void Transport::report_peerless_end(AssocId assoc, sctpm_event_type type, int error, bool identified,
+                                    const std::string& why) {
+    sctpm_event ev{};
+    ev.type = type;
+    ev.peer = -1;
+    ev.assoc_id = assoc;
+    ev.error = error;
+    std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: %s",
+                  identified ? "(every peer failed already)" : "unidentified", assoc, why.c_str());
+    if (AssocEntry* e = peers_.find_assoc(assoc))
+        e->end_reported = true;
+    emit(ev);
 }
 
 void Transport::bound_exceeded(AssocId assoc, const Peer* culprit, const HeldBytesBound& bound,
@@ -577,19 +581,8 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
         const int told = end_assoc(id, true, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
             return who(p) + ": the peer restarted " + where + ": messages in flight may be lost";
         });
-        if (told == 0 && !reported) {
-            // No live peer on it (none identified yet, or all failed): the abort still says why.
-            sctpm_event ev{};
-            ev.type = SCTPM_EV_ASSOC_LOST;
-            ev.peer = -1;
-            ev.assoc_id = id;
-            ev.error = ECONNRESET;
-            std::snprintf(ev.detail, sizeof ev.detail, "%s association %u: the peer restarted it; aborted",
-                          identified ? "(every peer failed already)" : "unidentified", id);
-            if (AssocEntry* e = peers_.find_assoc(id))
-                e->end_reported = true;
-            emit(ev);
-        }
+        if (told == 0 && !reported) // no live peer on it (none identified yet, or all failed)
+            report_peerless_end(id, SCTPM_EV_ASSOC_LOST, ECONNRESET, identified, "the peer restarted it; aborted");
         break;
     }
     case SCTP_COMM_LOST: {
