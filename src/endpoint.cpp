@@ -97,12 +97,17 @@ bool for_each_ip_interface(const std::function<void(const ifaddrs&)>& fn) {
     return true;
 }
 
+bool usable_in_card(const sockaddr* sa) {
+    // A link-local IPv6 address needs a scope id, which a card cannot carry.
+    return !(sa->sa_family == AF_INET6 &&
+             IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr));
+}
+
 std::vector<std::string> interface_addresses() {
     std::vector<std::string> global, loop;
     const bool listed = for_each_ip_interface([&](const ifaddrs& i) {
-        if (i.ifa_addr->sa_family == AF_INET6 &&
-            IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(i.ifa_addr)->sin6_addr))
-            return; // needs a scope id; not usable in a card
+        if (!usable_in_card(i.ifa_addr))
+            return;
         (i.ifa_flags & IFF_LOOPBACK ? loop : global).push_back(address_text(i.ifa_addr));
     });
     if (!listed)

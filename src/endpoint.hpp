@@ -85,6 +85,8 @@ bool subscribe_events(struct socket* so, std::initializer_list<uint16_t> types, 
 // Calls fn for every address of an interface that is up, IPv4 or IPv6; false if the list of
 // interfaces cannot be read.
 bool for_each_ip_interface(const std::function<void(const ifaddrs&)>& fn);
+// False for an address a business card cannot carry (IPv6 link-local).
+bool usable_in_card(const sockaddr* sa);
 // The local interface addresses (IPv4 and global IPv6), loopback last.
 std::vector<std::string> interface_addresses();
 

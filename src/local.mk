@@ -3,7 +3,7 @@ noinst_LTLIBRARIES += src/libsctpmpi.la
 src_libsctpmpi_la_SOURCES = \
 	src/sctpmpi.h src/error.hpp \
 	src/settings.hpp src/settings.cpp \
-	src/multihome.hpp src/multihome.cpp \
+	src/multihome.hpp src/multihome.cpp src/rails.hpp src/rails.cpp \
 	src/frame.hpp src/frame.cpp \
 	src/reorder.hpp src/held_bytes.hpp \
 	src/stream_map.hpp src/stream_map.cpp \

@@ -3,6 +3,7 @@
 #include "settings.hpp"
 
 #include "error.hpp"
+#include "rails.hpp"
 
 #include <cctype>
 #include <cstdlib>
@@ -188,6 +189,20 @@ Field udp_port_field() {
                  }};
 }
 
+// rails: checked when set, so a typo is an error at start-up on every host, not only where
+// the binding happens to look at it.
+Field rails_field() {
+    return Field{"rails",
+                 "the data networks to bind to, rail 1 first: subnets (198.18.1.0/24) or interface names (eth1), "
+                 "separated by commas; each process binds its host's addresses on them and announces them to its "
+                 "peers, so no multihome file is needed (a list; empty = unset)",
+                 [](Settings& s, const std::string& name, const std::string& value) {
+                     if (!value.empty()) parse_rails(name, value);
+                     s.rails = value;
+                 },
+                 [](const Settings& s) { return s.rails; }};
+}
+
 Field cmt_field() {
     return Field{"cmt", "concurrent multipath transfer mode (off|base|rpv1|rpv2|mptcp or 0..4)",
                  [](Settings& s, const std::string& name, const std::string& value) { s.cmt = parse_cmt(name, value); },
@@ -222,6 +237,7 @@ std::vector<Field> make_fields() {
         flag("bindall", &S::bind_all, "bind to all local addresses; also MPICH_SCTP_BINDALL (set, any value = on)"),
         text("interface_hostname", &S::interface_hostname,
              "address or host name to bind to; also MPICH_INTERFACE_HOSTNAME"),
+        rails_field(),
         udp_port_field(),
         count("streams", &S::streams, "count", 1, 1024, "SCTP streams per association"),
         policy_field(),

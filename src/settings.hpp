@@ -17,6 +17,7 @@ struct Settings {
     std::string multihome_file;      // key "multihome_file" (also MPICH_SCTP_MULTIHOME_FILE)
     bool bind_all = false;           // key "bindall"        (also MPICH_SCTP_BINDALL, any value = on)
     std::string interface_hostname;  // key "interface_hostname" (also MPICH_INTERFACE_HOSTNAME): an address or a name
+    std::string rails;               // key "rails": subnets or interface names, rail 1 first (rails.hpp); no multihome file
     uint16_t udp_port = 0;           // key "udp_port": 0 = pick a free one (probe, then verify);
     uint16_t udp_port_last = 0;      //   "A-B": the first free port of A..B (udp_port A, udp_port_last B)
 

@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "hello_auth.hpp"
 #include "multihome.hpp"
+#include "rails.hpp"
 
 namespace sctpm {
 
@@ -83,6 +84,16 @@ std::string local_hostname() {
 
 std::vector<std::string> choose_bind_addresses(const Settings& s, const std::string& hostname) {
     const std::string host = hostname.empty() ? local_hostname() : hostname;
+    if (!s.rails.empty()) {
+        auto not_also = [&](const char* key, const std::string& other) {
+            if (!other.empty())
+                throw Error("rails ('" + s.rails + "') and " + key + " ('" + other +
+                            "') are both set: they choose the addresses two ways, use one of them");
+        };
+        not_also("multihome_file", s.multihome_file);
+        not_also("interface_hostname", s.interface_hostname);
+        return rail_addresses(parse_rails("rails", s.rails), local_addresses(), host);
+    }
     if (!s.interface_hostname.empty()) {
         auto addrs = resolve(s.interface_hostname);
         if (addrs.empty())

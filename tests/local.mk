@@ -5,6 +5,7 @@ tests_unit_tests_SOURCES = \
 	tests/unit/test_settings.cpp \
 	tests/unit/test_path_params.cpp \
 	tests/unit/test_multihome.cpp \
+	tests/unit/test_rails.cpp \
 	tests/unit/test_frame.cpp \
 	tests/unit/test_reorder.cpp \
 	tests/unit/test_stream_map.cpp \

@@ -67,9 +67,13 @@ void MPIDI_CH3I_Raise_error(int mpi_errno); /* inside a callback: keep the first
 /* Diagnostics, the one way both channels speak to the user: one stderr line "[<channel>] rank
  * R: <text>". ERROR: the user must see it (a refused setting, a failed start). NOTICE: a peer is
  * gone or the channel recovered from a failure (a lost rank, a broken queue pair);
- * MPIR_CVAR_CH3_SCTP_NOTICES=0 silences these, for runs that provoke failures on purpose. Developer tracing
- * goes to MPICH's debug log (MPL_DBG), not here. */
-enum { MPIDI_CH3I_REPORT_ERROR, MPIDI_CH3I_REPORT_NOTICE };
+ * MPIR_CVAR_CH3_SCTP_NOTICES=0 silences these, for runs that provoke failures on purpose. ASKED:
+ * what the user turned on (MPIR_CVAR_CH3_SCTP_PATH_REPORT). Developer tracing goes to MPICH's
+ * debug log (MPL_DBG), not here. */
+enum { MPIDI_CH3I_REPORT_ERROR, MPIDI_CH3I_REPORT_NOTICE, MPIDI_CH3I_REPORT_ASKED };
+/* At MPI_Finalize, with MPIR_CVAR_CH3_SCTP_PATH_REPORT: one line per peer rank, its paths and
+ * the bytes each carried to us (ch3_pvars.c). */
+void MPIDI_CH3I_Path_report(void);
 void MPIDI_CH3I_Report(int level, const char *format, ...) __attribute__ ((format(printf, 2, 3)));
 /* Of two results, the first error (for code that goes on after one). */
 #define MPIDI_CH3I_FIRST_ERROR(first, then) ((first) ? (first) : (then))

@@ -42,6 +42,16 @@ cvars:
       description : >-
         address or host name to bind to; also MPICH_INTERFACE_HOSTNAME (text; empty = unset). Unset: empty.
 
+    - name        : MPIR_CVAR_CH3_SCTP_RAILS
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        the data networks to bind to, rail 1 first: subnets (198.18.1.0/24) or interface names (eth1), separated by commas; each process binds its host's addresses on them and announces them to its peers, so no multihome file is needed (a list; empty = unset). Unset: empty.
+
     - name        : MPIR_CVAR_CH3_SCTP_UDP_PORT
       category    : CH3_SCTP
       type        : string
@@ -366,6 +376,18 @@ cvars:
         print the channel's notices on stderr: a peer is lost, a queue pair broke, traffic
         recovered on another path (false: only errors, for runs that provoke failures on purpose).
 
+    - name        : MPIR_CVAR_CH3_SCTP_PATH_REPORT
+      category    : CH3_SCTP
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        at MPI_Finalize, print on stderr one line per peer rank: each path of its association
+        (the peer's address, rail 1 first), the path's state, the payload bytes received over it
+        and its smoothed round-trip time; shows whether traffic used every rail.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 #include "mpidi_ch3_impl.h"
@@ -377,6 +399,7 @@ static const struct {
     {"multihome_file", &MPIR_CVAR_CH3_SCTP_MULTIHOME_FILE},
     {"bindall", &MPIR_CVAR_CH3_SCTP_BINDALL},
     {"interface_hostname", &MPIR_CVAR_CH3_SCTP_INTERFACE_HOSTNAME},
+    {"rails", &MPIR_CVAR_CH3_SCTP_RAILS},
     {"udp_port", &MPIR_CVAR_CH3_SCTP_UDP_PORT},
     {"streams", &MPIR_CVAR_CH3_SCTP_STREAMS},
     {"stream_policy", &MPIR_CVAR_CH3_SCTP_STREAM_POLICY},

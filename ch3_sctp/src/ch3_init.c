@@ -94,6 +94,8 @@ int MPIDI_CH3_Finalize(void)
     if (MPIDI_CH3I_ext.finalize)
         MPIDI_CH3I_ext.finalize();      /* e.g. queue pairs and sockets, before the stack they use */
     if (MPIDI_CH3I_sctp) {
+        if (MPIR_CVAR_CH3_SCTP_PATH_REPORT)
+            MPIDI_CH3I_Path_report();
         /* CH3's close handshake is done, but its last packets may still be in flight: shut the
          * associations down gracefully (SCTP delivers queued data first). Closing before that
          * aborts them and the peer loses those packets; the bound only matters for dead peers. */

@@ -10,7 +10,8 @@
  *   ch3_sctp_path_srtt_us   LEVEL: the stack's smoothed round-trip time on that path, in us
  * And two scalars about what remotes attempted (sctpm_held_stats):
  *   ch3_sctp_auth_failures  COUNTER: associations aborted for a failed proof of membership
- *   ch3_sctp_bound_aborts   COUNTER: associations aborted for passing a bound on held bytes */
+ *   ch3_sctp_bound_aborts   COUNTER: associations aborted for passing a bound on held bytes
+ * MPIR_CVAR_CH3_SCTP_PATH_REPORT prints the path variables' values once, at MPI_Finalize. */
 #include "mpidi_ch3_impl.h"
 
 enum { PATHS = MPIDI_CH3I_PVAR_PATHS };
@@ -69,6 +70,41 @@ static void get_srtt(void *addr, void *obj, int count, void *buf)
     (void) addr;
     (void) obj;
     read_paths(SRTT, count, buf);
+}
+
+static const char *state_name(sctpm_path_state state)
+{
+    switch (state) {
+        case SCTPM_PATH_ACTIVE:
+            return "active";
+        case SCTPM_PATH_UNREACHABLE:
+            return "unreachable";
+        case SCTPM_PATH_POTENTIALLY_FAILED:
+            return "potentially_failed";
+        case SCTPM_PATH_CONFIRMED:
+            return "confirmed";
+        default:
+            return "none";
+    }
+}
+
+/* The same data as the variables, read by the channel itself at MPI_Finalize, for a user who wants
+ * to see at a glance that every rail carried traffic. Peers never talked to are left out. */
+void MPIDI_CH3I_Path_report(void)
+{
+    const int world = MPIDI_Process.my_pg ? MPIDI_Process.my_pg->size : 0;
+    for (int rank = 0; rank < world; rank++) {
+        sctpm_path_info all[PATHS];
+        char line[900];
+        size_t used = 0;
+        const int n = paths_of(rank, all);
+        for (int k = 0; k < n && used < sizeof(line); k++)
+            used += (size_t) snprintf(line + used, sizeof(line) - used, "%s%s %s, %llu bytes in, srtt %u us",
+                                      k ? "; " : "", all[k].address, state_name(all[k].state),
+                                      (unsigned long long) all[k].rx_bytes, all[k].srtt_us);
+        if (n > 0)
+            MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ASKED, "paths to rank %d: %s", rank, line);
+    }
 }
 
 static sctpm_held_stats held_stats(void)

@@ -43,7 +43,7 @@ TEST(ChannelCvars, BlockAndTableListEverySetting) {
     const std::string text = read_file(CHANNEL_CVARS_FILE);
     ASSERT_FALSE(text.empty()) << "cannot read " << CHANNEL_CVARS_FILE;
     // The channel's own, read by the channel rather than handed to the transport.
-    std::set<std::string> want_names = {"MPIR_CVAR_CH3_SCTP_NOTICES"}, want_keys;
+    std::set<std::string> want_names = {"MPIR_CVAR_CH3_SCTP_NOTICES", "MPIR_CVAR_CH3_SCTP_PATH_REPORT"}, want_keys;
     for (const char* const* k = sctpm_config_keys(); *k; ++k) {
         want_keys.insert(*k);
         want_names.insert("MPIR_CVAR_CH3_SCTP_" + upper(*k));

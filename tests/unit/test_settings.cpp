@@ -68,7 +68,7 @@ std::string set_and_get(const std::string& key, const std::string& value) {
 }
 
 const std::vector<std::string> all_keys = {
-    "multihome_file", "bindall", "interface_hostname", "udp_port", "streams", "stream_policy", "eager_max",
+    "multihome_file", "bindall", "interface_hostname", "rails", "udp_port", "streams", "stream_policy", "eager_max",
     "fragment_size", "max_message", "pre_hello_bytes", "reorder_bytes", "head_bytes", "auth", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
     "rto_initial_ms", "heartbeat_ms", "path_max_retrans", "assoc_max_retrans", "init_max_attempts", "path_mtu",
     "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "nodelay", "spin_us", "caller_input", "log_paths",
@@ -106,7 +106,7 @@ TEST(Settings, DescriptionsStateUnitsAndAllowedValues) {
 TEST(Settings, DefaultsThroughGetSetting) {
     Settings s;
     const std::map<std::string, std::string> expected = {
-        {"multihome_file", ""},      {"bindall", "false"},         {"interface_hostname", ""},
+        {"multihome_file", ""},      {"bindall", "false"},         {"interface_hostname", ""}, {"rails", ""},
         {"udp_port", "0"},           {"streams", "16"},            {"stream_policy", "single"},
         {"eager_max", "0"},          {"fragment_size", "262144"},  {"max_message", "68719476736"},
         {"pre_hello_bytes", "0"},    {"reorder_bytes", "67108864"},
@@ -447,7 +447,7 @@ TEST(Settings, CvarsOverrideHistoricalNames) {
 
 TEST(Settings, CvarsSetEveryKey) {
     const std::map<std::string, std::string> values = {
-        {"multihome_file", "/mh"},    {"bindall", "yes"},         {"interface_hostname", "h"},
+        {"multihome_file", "/mh"},    {"bindall", "yes"},         {"interface_hostname", "h"}, {"rails", "r1,10.2.0.0/16"},
         {"udp_port", "9899"},         {"streams", "64"},          {"stream_policy", "context"},
         {"eager_max", "128K"},        {"fragment_size", "1M"},    {"max_message", "4G"},
         {"pre_hello_bytes", "1M"},    {"reorder_bytes", "8M"},
