@@ -201,6 +201,11 @@ step_failover() {
     FAILOVER_MTU=1500 run_root_test tests/vcluster/failover mixed rdma
 }
 
+# Jobs launched as on real machines: sshd in every host, the multihome file written over ssh by
+# tools/multihome-gen, mpiexec -launcher ssh with a host file; ch3:sctp and ch3:hybrid's RDMA
+# through rail failures, each rank on its host, both rails used.
+step_ssh() { run_root_test tests/vcluster/ssh-launch; }
+
 # Every packet fits its rail's MTU (no IP fragment) at MTU 1500, 9000 and mixed rails, for
 # ch3:sctp and the RNIC's associations, and a route MTU that drops mid-run is learned.
 step_mtu() { run_root_test tests/vcluster/no-fragments; }
@@ -224,6 +229,7 @@ add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-be
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
 add_step mtu "No IP fragment on the rails at MTU 1500, 9000 and mixed (root)" step_mtu
 add_step failover "ch3:sctp (and ch3:hybrid RDMA) failover on the virtual cluster (root)" step_failover
+add_step ssh "Jobs launched over ssh with a generated multihome file, virtual cluster (root)" step_ssh
 add_step testsuite "MPICH test suite, ch3:sctp (and ch3:hybrid on rma) against ch3:sock" step_testsuite
 
 case ${1:-} in

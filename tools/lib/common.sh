@@ -16,12 +16,14 @@ REPO=$PWD source tools/lib/ccache-env.sh
 # clang libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
 # gfortran dpkg-dev python3: MPICH build (Fortran bindings, `apt-get source`, its scripts)
 # ccache: faster rebuilds;  iproute2 iptables: virtual cluster;  gnuplot-nox: plots
+# openssh-server openssh-client: the virtual cluster's sshds (tools/vcluster up --ssh) and ssh launches
 DEBIAN_PACKAGES=(
     g++ make autoconf automake libtool pkg-config
     libgtest-dev libgmock-dev googletest
     clang libclang-rt-14-dev
     gfortran dpkg-dev patch python3
     ccache iproute2 iptables gnuplot-nox
+    openssh-server openssh-client
 )
 
 # die, say, fmt_duration; die's messages read "check.sh: error: ...".
