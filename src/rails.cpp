@@ -72,6 +72,11 @@ bool in_subnet(const RailFilter& f, const std::string& address) {
     return (a[whole] & mask) == (f.net[whole] & mask);
 }
 
+bool is_ipv4(const std::string& address) {
+    unsigned char scratch[16];
+    return address_bytes(address, scratch) == AF_INET;
+}
+
 bool selects(const RailFilter& f, const LocalAddress& l) {
     return f.interface.empty() ? in_subnet(f, l.address) : f.interface == l.interface;
 }
@@ -94,20 +99,30 @@ std::vector<RailFilter> parse_rails(const std::string& name, const std::string& 
 
 std::vector<std::string> rail_addresses(const std::vector<RailFilter>& filters,
                                         const std::vector<LocalAddress>& local, const std::string& host) {
+    auto listed = [](const std::vector<LocalAddress>& l) {
+        std::string t;
+        for (const LocalAddress& a : l) t += (t.empty() ? "" : ", ") + a.interface + " " + a.address;
+        return t.empty() ? std::string("none") : t;
+    };
     std::vector<std::string> out;
     for (const RailFilter& f : filters) {
-        bool any = false;
-        for (const LocalAddress& l : local) {
-            if (!selects(f, l)) continue;
-            any = true;
-            if (std::find(out.begin(), out.end(), l.address) == out.end()) out.push_back(l.address);
-        }
-        if (any) continue;
-        std::string have;
-        for (const LocalAddress& l : local) have += (have.empty() ? "" : ", ") + l.interface + " " + l.address;
-        throw Error("rails: no address of host '" + host + "' is " +
-                    (f.interface.empty() ? "in subnet " : "on interface ") + f.text +
-                    " (its addresses: " + (have.empty() ? "none" : have) + ")");
+        std::vector<LocalAddress> hit;
+        for (const LocalAddress& l : local)
+            if (selects(f, l)) hit.push_back(l);
+        // An interface is one rail: its IPv4 address, or its IPv6 one when it has no IPv4 address
+        // (a second path over the same NIC would only split CMT's traffic on one link).
+        if (!f.interface.empty() && std::any_of(hit.begin(), hit.end(), [](const LocalAddress& l) { return is_ipv4(l.address); }))
+            hit.erase(std::remove_if(hit.begin(), hit.end(), [](const LocalAddress& l) { return !is_ipv4(l.address); }), hit.end());
+        const std::string what = (f.interface.empty() ? "in subnet " : "on interface ") + f.text;
+        if (hit.empty())
+            throw Error("rails: no address of host '" + host + "' is " + what + " (its addresses: " + listed(local) + ")");
+        if (hit.size() > 1)
+            throw Error("rails: host '" + host + "' has " + std::to_string(hit.size()) + " addresses " + what + " (" +
+                        listed(hit) + "): a rail is one address, name it by a narrower subnet");
+        if (std::find(out.begin(), out.end(), hit[0].address) != out.end())
+            throw Error("rails: on host '" + host + "', " + f.text + " selects " + hit[0].address +
+                        ", which an earlier entry selected already: each entry must be a rail of its own");
+        out.push_back(hit[0].address);
     }
     return out;
 }

@@ -24,8 +24,10 @@ struct LocalAddress {
     std::string address; // text form
 };
 
-// The addresses of `local` that the filters select, filter by filter (rail order), each once.
-// Throws Error naming the host, the filter and the host's addresses when a filter selects none.
+// The address each filter selects in `local`, in rail order. A subnet must hold exactly one of
+// the host's addresses; an interface gives its IPv4 address (its IPv6 one if it has none).
+// Throws Error naming the host, the filter and the addresses when a filter selects none or
+// several, or one that an earlier filter selected.
 std::vector<std::string> rail_addresses(const std::vector<RailFilter>& filters,
                                         const std::vector<LocalAddress>& local, const std::string& host);
 
