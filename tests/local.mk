@@ -1,7 +1,7 @@
 # Unit tests (GoogleTest) of the core, and the two-process integration tests.
 if HAVE_GTEST
 check_PROGRAMS += tests/unit_tests
-tests_unit_tests_SOURCES = \
+tests_unit_tests_SOURCES = tests/unit/error_of.hpp \
 	tests/unit/test_settings.cpp \
 	tests/unit/test_path_params.cpp \
 	tests/unit/test_multihome.cpp \

@@ -1,5 +1,6 @@
 // Multihome file: lines "hostname ip [ip ...]", comments, IPv6, errors with file and line.
 #include "error.hpp"
+#include "error_of.hpp"
 #include "multihome.hpp"
 
 #include <gtest/gtest.h>
@@ -22,16 +23,6 @@ Multihome parse(const std::string& text, const std::string& source = "mh.txt") {
     return sctpm::parse_multihome(in, source);
 }
 
-// The message of the sctpm::Error thrown by f, or a marker that none was.
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const sctpm::Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
 
 std::string parse_error(const std::string& text) {
     return error_of([&] { parse(text); });

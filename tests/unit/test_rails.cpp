@@ -1,6 +1,7 @@
 // The rails setting: parsing of subnets and interface names, and which local addresses each
 // selects, in rail order, with errors that name the host, the filter and what the host has.
 #include "error.hpp"
+#include "error_of.hpp"
 #include "rails.hpp"
 #include "settings.hpp"
 #include "transport.hpp"
@@ -15,15 +16,6 @@ using Addresses = std::vector<std::string>;
 
 namespace {
 
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const sctpm::Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
 
 const std::vector<LocalAddress> kHost = {
     {"lo", "127.0.0.1"},  {"ctl", "198.18.0.3"}, {"r2", "198.18.2.3"}, {"r1", "198.18.1.3"},

@@ -1,5 +1,6 @@
 // Settings: defaults, strict parsing per key type, CVAR and historical environment names.
 #include "error.hpp"
+#include "error_of.hpp"
 #include "settings.hpp"
 
 #include <gtest/gtest.h>
@@ -32,16 +33,6 @@ void expect_error_at(const char* file, int line, F f, std::initializer_list<std:
 }
 #define EXPECT_ERROR(stmt, ...) expect_error_at(__FILE__, __LINE__, [&] { stmt; }, {__VA_ARGS__})
 
-// The exact message, for the cases where its whole wording matters.
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const sctpm::Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
 
 // An environment made of a map; records every name asked for.
 struct FakeEnv {
