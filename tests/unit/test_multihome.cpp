@@ -23,7 +23,6 @@ Multihome parse(const std::string& text, const std::string& source = "mh.txt") {
     return sctpm::parse_multihome(in, source);
 }
 
-
 std::string parse_error(const std::string& text) {
     return error_of([&] { parse(text); });
 }

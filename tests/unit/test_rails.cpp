@@ -16,7 +16,6 @@ using Addresses = std::vector<std::string>;
 
 namespace {
 
-
 const std::vector<LocalAddress> kHost = {
     {"lo", "127.0.0.1"},  {"ctl", "198.18.0.3"}, {"r2", "198.18.2.3"}, {"r1", "198.18.1.3"},
     {"r1", "fd00:1::3"},  {"r3", "198.18.3.3"},  {"r3", "198.18.3.4"}, {"ib0", "fd00:9::3"},

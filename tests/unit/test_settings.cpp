@@ -33,7 +33,6 @@ void expect_error_at(const char* file, int line, F f, std::initializer_list<std:
 }
 #define EXPECT_ERROR(stmt, ...) expect_error_at(__FILE__, __LINE__, [&] { stmt; }, {__VA_ARGS__})
 
-
 // An environment made of a map; records every name asked for.
 struct FakeEnv {
     std::map<std::string, std::string> vars;
