@@ -68,8 +68,12 @@ void MPIDI_CH3I_Target_packet_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
 /* ... or that request's data was all handled (its target window and packet flags). */
 void MPIDI_CH3I_Target_data_done(MPIDI_VC_t * vc, MPI_Win handle, int pkt_flags);
 void MPIDI_CH3I_Target_sending(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt); /* the send funnels */
-/* The origin is lost: release its locks, fail an exposure epoch waiting for it; 1 if one did. */
+/* The origin is lost: release its locks, fail an exposure epoch waiting for it; 1 if one did.
+ * A loss reported from inside CH3 (a send that failed) waits for a safe point. */
 int MPIDI_CH3I_Rma_origin_lost(MPIDI_VC_t * vc, int mpi_errno);
+/* The progress engine: 1 entering the transport's progress (or back from its blocking wait), 0
+ * leaving it (or blocking, when other threads may enter CH3); both are safe points. */
+void MPIDI_CH3I_Rma_target_safe(int safe);
 
 /* ch3_recv.c: receive callbacks. */
 size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const void *head,

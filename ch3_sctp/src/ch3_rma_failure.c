@@ -173,11 +173,16 @@ typedef struct target_rec {
 
 static target_rec *records;
 static int event_depth;
+/* The transport may report a loss from inside a send, that is from anywhere in CH3, even from
+ * MPIDI_CH3I_Release_lock walking the lock queue. A lost origin's locks and queue entries are
+ * therefore handled only where CH3 is at rest: inside the transport's progress, between events
+ * (the progress engine says when, MPIDI_CH3I_Rma_target_safe). */
+static int at_rest;
 static struct {
     MPIDI_VC_t *vc;
     int mpi_errno;
-} *lost_during_event;           /* origins lost inside an event: handled at its end */
-static int n_lost_during_event, cap_lost_during_event;
+} *lost_pending;
+static int n_lost_pending, cap_lost_pending;
 
 static int grow(void **array, int *cap, int need, size_t elem)
 {
@@ -466,6 +471,28 @@ void MPIDI_CH3I_Target_event_begin(void)
 
 static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed);
 
+/* The origins lost since CH3 was last at rest; a failed exposure epoch raises the peer's error,
+ * which the progress call returns. */
+static void handle_lost(void)
+{
+    while (n_lost_pending > 0) {
+        int failed = 0;
+        n_lost_pending--;
+        origin_lost(lost_pending[n_lost_pending].vc, &failed);
+        if (failed) {
+            MPIDI_CH3I_Raise_error(lost_pending[n_lost_pending].mpi_errno);
+            MPIDI_CH3_Progress_signal_completion();
+        }
+    }
+}
+
+void MPIDI_CH3I_Rma_target_safe(int safe)
+{
+    at_rest = safe;
+    if (event_depth == 0)
+        handle_lost();  /* at either edge the caller is the progress engine, not CH3 */
+}
+
 void MPIDI_CH3I_Target_event_end(MPIDI_VC_t * vc)
 {
     if (--event_depth > 0)
@@ -478,15 +505,8 @@ void MPIDI_CH3I_Target_event_end(MPIDI_VC_t * vc)
         if (r->epoch_open && (rank = rank_in(r, vc)) >= 0)
             r->net[rank] += r->win->at_completion_counter - r->counter_before;
     }
-    while (n_lost_during_event > 0) {
-        int failed = 0;
-        n_lost_during_event--;
-        origin_lost(lost_during_event[n_lost_during_event].vc, &failed);
-        if (failed) {
-            MPIDI_CH3I_Raise_error(lost_during_event[n_lost_during_event].mpi_errno);
-            MPIDI_CH3_Progress_signal_completion();
-        }
-    }
+    if (at_rest)
+        handle_lost();
 }
 
 static const char *lock_name(int type)
@@ -560,11 +580,11 @@ int MPIDI_CH3I_Rma_origin_lost(MPIDI_VC_t * vc, int mpi_errno)
     int failed = 0;
     if (!records)
         return 0;
-    if (event_depth > 0) {      /* inside a handler of CH3's: at the event's end */
-        if (grow((void **) &lost_during_event, &cap_lost_during_event, n_lost_during_event + 1,
-                 sizeof(*lost_during_event)) == 0) {
-            lost_during_event[n_lost_during_event].vc = vc;
-            lost_during_event[n_lost_during_event++].mpi_errno = mpi_errno;
+    if (event_depth > 0 || !at_rest) {  /* inside CH3: where it is at rest again */
+        if (grow((void **) &lost_pending, &cap_lost_pending, n_lost_pending + 1,
+                 sizeof(*lost_pending)) == 0) {
+            lost_pending[n_lost_pending].vc = vc;
+            lost_pending[n_lost_pending++].mpi_errno = mpi_errno;
         }
         return 0;
     }
