@@ -509,6 +509,14 @@ void MPIDI_CH3I_Target_event_end(MPIDI_VC_t * vc)
         handle_lost();
 }
 
+static int holds(const target_rec * r, const MPIDI_VC_t * vc)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_holders; i++)
+        n += r->holders[i] == vc;
+    return n;
+}
+
 static const char *lock_name(int type)
 {
     return type == MPI_LOCK_EXCLUSIVE ? "an exclusive" : "a shared";
@@ -534,17 +542,24 @@ static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed)
                 queued++;
             }
         }
-        reconcile(r, vc);       /* the queue shrank: nothing was granted */
+        {
+            int kept = 0;       /* the record's queue too: these left it without a grant */
+            for (int i = 0; i < r->n_queue; i++)
+                if (r->queue[i].vc != vc)
+                    r->queue[kept++] = r->queue[i];
+            r->n_queue = kept;
+        }
         type = w->current_lock_type;
-        for (int i = 0; i < r->n_holders; i++)
-            held += r->holders[i] == vc;
-        for (int i = 0; i < held; i++) {
+        held = holds(r, vc);
+        /* One at a time, each charged to it, so that a release never takes a lock that the
+         * previous one granted to another origin. */
+        for (int i = 0; i < held && holds(r, vc) > 0; i++) {
             int rc = MPIDI_CH3I_Release_lock(w);       /* grants the next queued requests */
             if (rc)
                 MPIDI_CH3I_Raise_error(rc);
+            reconcile(r, vc);
         }
         if (held) {
-            reconcile(r, vc);
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "released %s lock that lost rank %d "
                               "held on a window%s", lock_name(type), vc->pg_rank,
                               queued ? ", and its queued lock requests" : "");
