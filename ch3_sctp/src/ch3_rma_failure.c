@@ -133,7 +133,7 @@ void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc)
  * A release is charged to the event's peer first, then to a queued request granted and
  * released in the same event, then to this process. When the origin dies, its queued requests
  * leave the queue and each lock it held is released (MPIDI_CH3I_Release_lock, which grants the
- * next requests as an UNLOCK would).
+ * next requests as an UNLOCK would), at the next point where CH3 is at rest (see at_rest).
  *
  * PSCW: the record keeps which origins the open exposure epoch posted to (the zero-byte post
  * messages it sends, SYNC_POST_TAG on the window's communicator) and whose completion came
@@ -142,11 +142,11 @@ void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc)
  * ends, and the progress call that saw the loss returns the peer's error, so an MPI_Win_wait or
  * MPI_Win_test waiting for it fails. A completion that came before the origin died counts as
  * usual (the wait succeeds).
- * Not covered: a window whose lock CH3 grants outside these events in other ways (none in
- * 4.0.2 for a remote origin), an exposure epoch posted with MPI_MODE_NOCHECK (no post messages:
- * which origins it waits for is unknown), and counter increments of GET-like operations from
- * the dead origin in a passive epoch whose response could not be sent (MPI_Win_free at this
- * rank then waits for them). */
+ * Not covered (README, "When a peer dies"): an exposure epoch posted with MPI_MODE_NOCHECK (no
+ * post messages: which origins it waits for is unknown); the epoch's error reaching another
+ * call than MPI_Win_wait when that call's progress saw the loss; a fence whose dead member had
+ * passed its reduce-scatter; counter increments of GET-like operations from the dead origin
+ * whose response could not be sent (MPI_Win_free at this rank then waits for them). */
 
 #define SYNC_POST_TAG 100 /* CH3's tag for MPI_Win_post's messages (ch3u_rma_sync.c) */
 
