@@ -168,7 +168,9 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
                                                     (int) pkt.type));
         return;
     }
+    MPIDI_CH3I_Target_event_begin();     /* CH3's PUT handler may release a lock */
     MPIDI_CH3I_Raise_error(placed(vc, &pkt, NULL, &buflen, &rreq));
+    MPIDI_CH3I_Target_event_end(vc);
 }
 
 void MPIDI_CH3I_Hy_run_deferred(MPIDI_VC_t * vc)

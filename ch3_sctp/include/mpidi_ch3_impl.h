@@ -54,6 +54,26 @@ void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc); /* to a lost peer: drop the an
 /* Complete a request with an error, and the MPI_Rput/MPI_Rget request it stands for. */
 void MPIDI_CH3I_Complete_with_error(MPIR_Request * req, int mpi_errno);
 int MPIDI_CH3I_Win_rank_of(MPIR_Win * win_ptr, MPIDI_VC_t * vc); /* vc's rank in the window, or -1 */
+/* The target side: who holds this process's window locks, which origins an exposure epoch waits
+ * for. Every event that may change a window's lock or completion counter runs between
+ * Target_event_begin and Target_event_end(the peer it came from): packet handlers, requests that
+ * finish (their OnDataAvail), ch3:hybrid's placed headers. */
+int MPIDI_CH3I_Rma_target_win_init(MPIR_Win * win_ptr);  /* window hooks (ch3_win_fns.c) */
+void MPIDI_CH3I_Rma_target_win_free(MPIR_Win * win_ptr);
+void MPIDI_CH3I_Target_event_begin(void);
+void MPIDI_CH3I_Target_event_end(MPIDI_VC_t * vc);
+/* A packet's handler returned (rreq: the request still receiving its data, or NULL) ... */
+void MPIDI_CH3I_Target_packet_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
+                                   const MPIR_Request * rreq);
+/* ... or that request's data was all handled (its target window and packet flags). */
+void MPIDI_CH3I_Target_data_done(MPIDI_VC_t * vc, MPI_Win handle, int pkt_flags);
+void MPIDI_CH3I_Target_sending(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt); /* the send funnels */
+/* The origin is lost: release its locks, fail an exposure epoch waiting for it; 1 if one did.
+ * A loss reported from inside CH3 (a send that failed) waits for a safe point. */
+int MPIDI_CH3I_Rma_origin_lost(MPIDI_VC_t * vc, int mpi_errno);
+/* The progress engine: 1 entering the transport's progress (or back from its blocking wait), 0
+ * leaving it (or blocking, when other threads may enter CH3); both are safe points. */
+void MPIDI_CH3I_Rma_target_safe(int safe);
 
 /* ch3_recv.c: receive callbacks. */
 size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const void *head,

@@ -61,7 +61,9 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
         if (MPIDI_CH3I_progress_blocked == TRUE)
             return MPI_SUCCESS; /* another thread is inside the transport */
 #endif
+        MPIDI_CH3I_Rma_target_safe(1);
         rc = sctpm_progress(MPIDI_CH3I_sctp, 0);
+        MPIDI_CH3I_Rma_target_safe(0);
         mpi_errno = take_pending_errno();
         if (!mpi_errno && rc < 0)
             mpi_errno = transport_failed();
@@ -80,7 +82,10 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
         }
         MPIDI_CH3I_progress_blocked = TRUE;
 #endif
-        rc = sctpm_progress(MPIDI_CH3I_sctp, -1);
+        MPIDI_CH3I_Rma_target_safe(1);
+        /* A loss handled just now may have raised an error: return it, do not block first. */
+        rc = MPIDI_CH3I_pending_errno ? 0 : sctpm_progress(MPIDI_CH3I_sctp, -1);
+        MPIDI_CH3I_Rma_target_safe(0);
 #ifdef MPICH_IS_THREADED
         MPIDI_CH3I_progress_blocked = FALSE;
         MPIDI_CH3I_progress_wakeup_signalled = FALSE;
@@ -109,10 +114,13 @@ void MPIDI_CH3I_On_block(void *ctx, int entering)
 {
     (void) ctx;
 #ifdef MPICH_IS_THREADED
-    if (entering)
+    if (entering) {
+        MPIDI_CH3I_Rma_target_safe(0);  /* other threads may be inside CH3 meanwhile */
         MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-    else
+    } else {
         MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+        MPIDI_CH3I_Rma_target_safe(1);
+    }
 #else
     (void) entering;
 #endif

@@ -97,7 +97,10 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
     }
     buflen = (intptr_t) (head_len - sizeof(pkt));
     before_packet(vc, &pkt);
+    MPIDI_CH3I_Target_event_begin();
     mpi_errno = pktArray[pkt.type] (vc, &pkt, (char *) head + sizeof(pkt), &buflen, &rreq);
+    MPIDI_CH3I_Target_packet_done(vc, &pkt, rreq);
+    MPIDI_CH3I_Target_event_end(vc);
     MPIDI_CH3I_Raise_error(mpi_errno);
     if (rreq) {
         vc->ch.recv_active = rreq;
@@ -155,12 +158,18 @@ void MPIDI_CH3I_On_placed(void *ctx, void *msg, size_t filled, int last)
     while (rreq && vc->ch.recv_filled >= iov_bytes(rreq)) {
         int complete = 0, mpi_errno;
         int (*fn) (MPIDI_VC_t *, MPIR_Request *, int *) = rreq->dev.OnDataAvail;
+        MPI_Win win = rreq->dev.target_win_handle;      /* MPI_WIN_NULL unless an RMA op's */
+        int pkt_flags = win != MPI_WIN_NULL ? rreq->dev.pkt_flags : 0;
+        MPIDI_CH3I_Target_event_begin();
         if (!fn) {
             mpi_errno = MPID_Request_complete(rreq);
             complete = 1;
         } else {
             mpi_errno = fn(vc, rreq, &complete);
         }
+        if (complete && !mpi_errno)
+            MPIDI_CH3I_Target_data_done(vc, win, pkt_flags);
+        MPIDI_CH3I_Target_event_end(vc);
         MPIDI_CH3I_Raise_error(mpi_errno);
         vc->ch.recv_filled = 0;
         if (complete || mpi_errno) {

@@ -73,10 +73,22 @@ static int request_sent(MPIR_Request * sreq)
     }
 }
 
+/* A send that finished changes the target's window state when it answered an RMA operation
+ * (a GET-like response's OnDataAvail decrements the counter, releases a lock it ended). */
+static int request_sent_event(MPIR_Request * sreq)
+{
+    MPIDI_VC_t *vc = sreq->ch.vc;
+    int mpi_errno;
+    MPIDI_CH3I_Target_event_begin();
+    mpi_errno = request_sent(sreq);
+    MPIDI_CH3I_Target_event_end(vc);
+    return mpi_errno;
+}
+
 int MPIDI_CH3I_Request_sent(MPIDI_VC_t * vc, MPIR_Request * sreq)
 {
     sreq->ch.vc = vc;
-    return request_sent(sreq);
+    return request_sent_event(sreq);
 }
 
 void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
@@ -87,7 +99,7 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status)
         complete_with_error(sreq, status);
         return;
     }
-    MPIDI_CH3I_Raise_error(request_sent(sreq));
+    MPIDI_CH3I_Raise_error(request_sent_event(sreq));
 }
 
 /* A packet that asks for an answer is listed once it went (ch3_awaited.c). */
@@ -110,6 +122,7 @@ int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *
 {
     MPI_Request awaited = MPIDI_CH3I_Answer_asked(&sreq->dev.pending_pkt);
     int mpi_errno;
+    MPIDI_CH3I_Target_sending(vc, &sreq->dev.pending_pkt);
     if (MPIDI_CH3I_ext.send_request && MPIDI_CH3I_ext.send_request(vc, sreq, iov, &n, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
     return awaited_if_sent(vc, awaited, MPIDI_CH3I_Send_request_now(vc, sreq, iov, n));
@@ -171,6 +184,7 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
 {
     MPI_Request awaited = MPIDI_CH3I_Answer_asked((const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
     int mpi_errno;
+    MPIDI_CH3I_Target_sending(vc, (const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
     if (MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
     return awaited_if_sent(vc, awaited, MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr));

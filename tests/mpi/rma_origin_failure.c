@@ -1,0 +1,487 @@
+/*
+ * rma_origin_failure: an origin dies in the middle of a one-sided epoch with a live target; the
+ * target must let the other origins go on (a lock the dead origin held is released) and must not
+ * wait for ever for the dead origin's completion (MPI_Win_wait fails).
+ *
+ * Ranks: 0 is the target T, 1 the origin D that dies (_exit), 2 a bystander origin B. One
+ * MPI_Win_allocate window of BLOCK bytes at each rank, MPI_ERRORS_RETURN everywhere. Scenarios
+ * (first argument):
+ *   exclusive  D takes an exclusive lock on T (lock, put, flush) and dies holding it; B then
+ *              locks T exclusively, puts, unlocks; T checks B's data under a lock of its own.
+ *   shared     T holds a shared lock on its own window; D takes a shared one too (lock, put,
+ *              flush) and dies holding it; B asks for an exclusive lock, which must wait for T's
+ *              unlock (T checks that B's data has not arrived while it holds its lock: only the
+ *              dead origin's share may be released), then goes through with correct data.
+ *   queued     B holds an exclusive lock on T; D asks for one (queued at T) and dies waiting;
+ *              once T has seen D die (a receive from D fails), B unlocks, then locks, puts and
+ *              unlocks again: D's request must not have taken the lock with it.
+ *   pscw       T posts to {D, B} and waits; D starts, puts and dies before MPI_Win_complete; B
+ *              completes. T's MPI_Win_wait must return an error of class MPIX_ERR_PROC_FAILED,
+ *              and B's data must be there.
+ *   pscw-done  the same, but D completes (its last operation a get, so that its completion has
+ *              arrived when MPI_Win_complete returns) before it dies, while B has not yet: T's
+ *              MPI_Win_wait must succeed.
+ *   fence      every rank opens a fence epoch and puts to T; D dies before the closing fence,
+ *              which must return an error at T and B.
+ * With RMA_EXPECT_RDMA set (ch3:hybrid, 1-byte thresholds), B first repeats a lock epoch with T
+ * until a put goes by RDMA (the queue pair is up), and fails unless RDMA carried some of its puts
+ * in the scenario itself. Calls that may hang are guarded by alarm() (second argument, seconds, default 20): a hang
+ * prints "FAIL: hang: <call>". B reports its result to T, and T prints "rma_origin_failure: OK"
+ * or "... FAIL ...".
+ *
+ * Launch (hydra kills the job when a rank dies unless told not to):
+ *   mpiexec -disable-auto-cleanup -n 3 rma_origin_failure <scenario> [limit_s]
+ */
+#define _DEFAULT_SOURCE
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BLOCK 4096
+#define T 0
+#define D 1
+#define B 2
+#define TAG 7
+
+static int rank, failures, limit = 20;
+static const char *volatile step = "start";
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char a[] = "rma_origin_failure: FAIL: hang: ", b[] = " did not return within the limit\n";
+    ssize_t ignored = write(1, a, sizeof a - 1);
+    ignored = write(1, (const char *)step, strlen((const char *)step));
+    ignored = write(1, b, sizeof b - 1);
+    (void)ignored;
+    _exit(1);
+}
+
+/* D, blocked in MPI waiting for a lock it will never get: it dies there. */
+static void die_now(int sig)
+{
+    (void)sig;
+    _exit(3);
+}
+
+static void fail(const char *what, int rc)
+{
+    char e[MPI_MAX_ERROR_STRING] = "";
+    int l;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, e, &l);
+    for (char *p = e; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    printf("rma_origin_failure: FAIL: rank %d: %s%s%s\n", rank, what, rc != MPI_SUCCESS ? ": " : "", e);
+    fflush(stdout);
+    failures++;
+}
+
+/* An unpollable call, bounded by the alarm. */
+#define GUARDED(call, name) (step = (name), alarm(limit), _guarded_rc = (call), alarm(0), _guarded_rc)
+static int _guarded_rc;
+
+static void fill(unsigned char *p, int seed)
+{
+    for (int i = 0; i < BLOCK; i++)
+        p[i] = (unsigned char)(i * 7 + seed);
+}
+
+static int same(const unsigned char *p, int seed)
+{
+    for (int i = 0; i < BLOCK; i++)
+        if (p[i] != (unsigned char)(i * 7 + seed))
+            return 0;
+    return 1;
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        fail(what, rc);
+}
+
+/* Point-to-point between ranks, guarded. */
+static void send_to(int dest, int value)
+{
+    check(GUARDED(MPI_Send(&value, 1, MPI_INT, dest, TAG, MPI_COMM_WORLD), "MPI_Send"), "MPI_Send");
+}
+
+static int recv_from(int src)
+{
+    int value = -1;
+    check(GUARDED(MPI_Recv(&value, 1, MPI_INT, src, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv"),
+          "MPI_Recv");
+    return value;
+}
+
+/* BLOCK bytes to T at disp, in two puts: a lock request CH3 piggybacks rides on the first, so
+ * that on ch3:hybrid with 1-byte thresholds the second goes by RDMA. */
+static int put_block(MPI_Win win, unsigned char *src, MPI_Aint disp)
+{
+    int rc = GUARDED(MPI_Put(src, 8, MPI_BYTE, T, disp, 8, MPI_BYTE, win), "MPI_Put(T)");
+    if (rc == MPI_SUCCESS)
+        rc = GUARDED(MPI_Put(src + 8, BLOCK - 8, MPI_BYTE, T, disp + 8, BLOCK - 8, MPI_BYTE, win),
+                     "MPI_Put(T)");
+    return rc;
+}
+
+/* ch3:hybrid's count of puts that went by RDMA (MPI_T), or -1 without it. */
+static long long rdma_puts(void)
+{
+    int index, count;
+    unsigned long long puts = 0;
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    if (MPI_T_pvar_get_index("ch3_hybrid_rdma_puts", MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS)
+        return -1;
+    MPI_T_pvar_session_create(&session);
+    MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count);
+    MPI_T_pvar_read(session, handle, &puts);
+    MPI_T_pvar_handle_free(session, &handle);
+    MPI_T_pvar_session_free(&session);
+    return (long long)puts;
+}
+
+static long long rdma_before; /* B's RDMA puts before the scenario */
+
+/* B, with RMA_EXPECT_RDMA set: lock epochs with T until a put goes by RDMA (the queue pair that
+ * MPIR_CVAR_CH3_HYBRID_CONNECT=all starts at window creation is up). */
+static void warm_up(MPI_Win win, unsigned char *src)
+{
+    if (!getenv("RMA_EXPECT_RDMA") || rank != B)
+        return;
+    fill(src, 9);
+    for (int i = 0; i < 1000 && rdma_puts() == 0; i++) {
+        int rc = GUARDED(MPI_Win_lock(MPI_LOCK_SHARED, T, 0, win), "MPI_Win_lock(warm-up)");
+        if (rc == MPI_SUCCESS)
+            rc = put_block(win, src, 0);
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_unlock(T, win), "MPI_Win_unlock(warm-up)");
+        check(rc, "a warm-up lock epoch");
+        usleep(2000);
+    }
+    rdma_before = rdma_puts();
+    if (rdma_before <= 0)
+        fail("RMA_EXPECT_RDMA is set but no put went by RDMA (no ch3_hybrid_rdma_puts counter, "
+             "or no queue pair)", MPI_SUCCESS);
+}
+
+/* B, before it reports to T: with RMA_EXPECT_RDMA set, RDMA must have carried some of its puts
+ * in the scenario. */
+static void check_rdma(void)
+{
+    if (!getenv("RMA_EXPECT_RDMA"))
+        return;
+    long long puts = rdma_puts() - rdma_before;
+    printf("rma_origin_failure: the bystander's puts by RDMA: %lld\n", puts);
+    if (puts <= 0)
+        fail("RMA_EXPECT_RDMA is set but RDMA carried none of the bystander's puts", MPI_SUCCESS);
+}
+
+/* Lock, put BLOCK bytes of `seed`, unlock: B's epoch. */
+static void lock_put_unlock(MPI_Win win, int type, unsigned char *src, int seed)
+{
+    fill(src, seed);
+    int rc = GUARDED(MPI_Win_lock(type, T, 0, win), "MPI_Win_lock(T)");
+    if (rc == MPI_SUCCESS)
+        rc = put_block(win, src, 0);
+    if (rc == MPI_SUCCESS)
+        rc = GUARDED(MPI_Win_unlock(T, win), "MPI_Win_unlock(T)");
+    check(rc, "a lock epoch with the target after the dead origin's");
+}
+
+/* T: its window holds `seed`'s data, read under an exclusive lock of its own (which the dead
+ * origin's lock would block too). */
+static void check_data_at_t(MPI_Win win, unsigned char *base, int seed, const char *whose)
+{
+    int rc = GUARDED(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win), "MPI_Win_lock(self)");
+    int ok = rc == MPI_SUCCESS && same(base, seed);
+    if (rc == MPI_SUCCESS)
+        rc = GUARDED(MPI_Win_unlock(T, win), "MPI_Win_unlock(self)");
+    check(rc, "a lock epoch of the target on its own window");
+    if (rc == MPI_SUCCESS && !ok)
+        fail(whose, MPI_SUCCESS);
+    else if (ok)
+        printf("rma_origin_failure: the target holds the bystander's data\n");
+}
+
+static void scenario_exclusive(MPI_Win win, unsigned char *base, unsigned char *src)
+{
+    if (rank == D) {
+        fill(src, 1);
+        int rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Put(src, BLOCK, MPI_BYTE, T, 0, BLOCK, MPI_BYTE, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_flush(T, win); /* the lock is granted and held */
+        check(rc, "the dying origin's lock epoch");
+        send_to(B, 1);
+        usleep(200000); /* B's request queues behind the lock */
+        _exit(3);
+    } else if (rank == B) {
+        recv_from(D);
+        lock_put_unlock(win, MPI_LOCK_EXCLUSIVE, src, 2);
+        check_rdma();
+        send_to(T, failures);
+    } else {
+        failures += recv_from(B);
+        check_data_at_t(win, base, 2, "the target's window does not hold the bystander's data");
+    }
+}
+
+static void scenario_shared(MPI_Win win, unsigned char *base, unsigned char *src)
+{
+    if (rank == T) {
+        int rc = GUARDED(MPI_Win_lock(MPI_LOCK_SHARED, T, 0, win), "MPI_Win_lock(self, shared)");
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_flush(T, win), "MPI_Win_flush(self)");
+        check(rc, "a shared lock of the target on its own window");
+        send_to(D, 1);
+        recv_from(B); /* B has asked for its exclusive lock */
+        /* Progress for a while: D's loss and B's request are handled meanwhile. B must not get
+         * the lock while this shared one is held. */
+        double until = MPI_Wtime() + 1.0;
+        int flag;
+        while (MPI_Wtime() < until) {
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            usleep(1000);
+        }
+        if (same(base, 2))
+            fail("the bystander's exclusive lock was granted while the target held a shared one",
+                 MPI_SUCCESS);
+        else
+            printf("rma_origin_failure: the bystander waits for the target's shared lock\n");
+        rc = GUARDED(MPI_Win_unlock(T, win), "MPI_Win_unlock(self)");
+        check(rc, "unlocking the target's shared lock");
+        failures += recv_from(B);
+        check_data_at_t(win, base, 2, "the target's window does not hold the bystander's data");
+    } else if (rank == D) {
+        recv_from(T);
+        fill(src, 1);
+        int rc = MPI_Win_lock(MPI_LOCK_SHARED, T, 0, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Put(src, BLOCK, MPI_BYTE, T, 0, BLOCK, MPI_BYTE, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_flush(T, win);
+        check(rc, "the dying origin's lock epoch");
+        send_to(B, 1);
+        usleep(200000);
+        _exit(3);
+    } else {
+        MPI_Request r;
+        recv_from(D);
+        fill(src, 2);
+        int rc = GUARDED(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win), "MPI_Win_lock(T)");
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Rput(src, 8, MPI_BYTE, T, 0, 8, MPI_BYTE, win, &r), "MPI_Rput(T)");
+        send_to(T, 1);
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait(Rput)");
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Put(src + 8, BLOCK - 8, MPI_BYTE, T, 8, BLOCK - 8, MPI_BYTE, win),
+                         "MPI_Put(T)");
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_unlock(T, win), "MPI_Win_unlock(T)");
+        check(rc, "an exclusive lock epoch with the target after the dead origin's shared one");
+        check_rdma();
+        send_to(T, failures);
+    }
+}
+
+static void scenario_queued(MPI_Win win, unsigned char *base, unsigned char *src)
+{
+    if (rank == B) {
+        fill(src, 3);
+        int rc = GUARDED(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win), "MPI_Win_lock(T)");
+        if (rc == MPI_SUCCESS)
+            rc = put_block(win, src, 0);
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_flush(T, win), "MPI_Win_flush(T)");
+        send_to(D, 1);
+        recv_from(T); /* D's request queued behind this lock, and T saw D die */
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_unlock(T, win), "MPI_Win_unlock(T)");
+        check(rc, "the bystander's first lock epoch");
+        lock_put_unlock(win, MPI_LOCK_EXCLUSIVE, src, 2);
+        check_rdma();
+        send_to(T, failures);
+    } else if (rank == D) {
+        recv_from(B);
+        fill(src, 1);
+        signal(SIGALRM, die_now);
+        alarm(0);
+        ualarm(300000, 0);
+        int rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Put(src, BLOCK, MPI_BYTE, T, 0, BLOCK, MPI_BYTE, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_flush(T, win); /* waits for the lock until the alarm ends it */
+        printf("rma_origin_failure: FAIL: the dying origin got a lock the bystander held\n");
+        fflush(stdout);
+        _exit(3);
+    } else {
+        /* A receive posted for D fails when D's loss is handled, queued lock request and all. */
+        int value, rc = GUARDED(MPI_Recv(&value, 1, MPI_INT, D, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                                "MPI_Recv(dead origin)");
+        if (rc == MPI_SUCCESS)
+            fail("a receive from the dead origin succeeded", MPI_SUCCESS);
+        send_to(B, 1);
+        failures += recv_from(B);
+        check_data_at_t(win, base, 2, "the target's window does not hold the bystander's data");
+    }
+}
+
+static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, int d_completes)
+{
+    MPI_Group world, origins, target;
+    int o[2] = {D, B}, t[1] = {T};
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 2, o, &origins);
+    MPI_Group_incl(world, 1, t, &target);
+    if (rank == T) {
+        int rc = GUARDED(MPI_Win_post(origins, 0, win), "MPI_Win_post");
+        check(rc, "MPI_Win_post");
+        rc = GUARDED(MPI_Win_wait(win), "MPI_Win_wait");
+        if (d_completes) {
+            printf("rma_origin_failure: MPI_Win_wait returned %s\n", rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
+            check(rc, "MPI_Win_wait when the dead origin had completed its access epoch");
+        } else if (rc == MPI_SUCCESS) {
+            fail("MPI_Win_wait succeeded though an origin died before MPI_Win_complete", MPI_SUCCESS);
+        } else {
+            char e[MPI_MAX_ERROR_STRING];
+            int cls, l;
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, e, &l);
+            for (char *p = e; *p; p++)
+                if (*p == '\n')
+                    *p = ' ';
+            printf("rma_origin_failure: MPI_Win_wait returned an error: %s\n", e);
+            if (cls != MPIX_ERR_PROC_FAILED)
+                fail("MPI_Win_wait's error is not of class MPIX_ERR_PROC_FAILED", MPI_SUCCESS);
+        }
+        failures += recv_from(B);
+        if (!same(base + BLOCK, 2))
+            fail("the target's window does not hold the bystander's data", MPI_SUCCESS);
+        else
+            printf("rma_origin_failure: the target holds the bystander's data\n");
+    } else if (rank == D) {
+        fill(src, 1);
+        int rc = MPI_Win_start(target, 0, win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Put(src, BLOCK, MPI_BYTE, T, 0, BLOCK, MPI_BYTE, win);
+        if (d_completes) {
+            /* The get's response comes after T handled the put and the get with it. */
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Get(src, 1, MPI_BYTE, T, 0, 1, MPI_BYTE, win);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Win_complete(win);
+            check(rc, "the dying origin's access epoch");
+            send_to(B, 1);
+        } else {
+            check(rc, "the dying origin's access epoch");
+            send_to(B, 1);
+            usleep(100000);
+        }
+        _exit(3);
+    } else {
+        fill(src, 2);
+        int rc = GUARDED(MPI_Win_start(target, 0, win), "MPI_Win_start");
+        if (rc == MPI_SUCCESS)
+            rc = put_block(win, src, BLOCK);
+        recv_from(D);
+        if (d_completes)
+            usleep(500000); /* T still waits for this rank when D dies */
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_complete(win), "MPI_Win_complete");
+        check(rc, "the bystander's access epoch");
+        check_rdma();
+        send_to(T, failures);
+    }
+    MPI_Group_free(&origins);
+    MPI_Group_free(&target);
+    MPI_Group_free(&world);
+}
+
+static void scenario_fence(MPI_Win win, unsigned char *src)
+{
+    int rc = GUARDED(MPI_Win_fence(0, win), "MPI_Win_fence(open)");
+    check(rc, "the fence that opens the epoch");
+    fill(src, rank);
+    if (rank != T)
+        check(MPI_Put(src, BLOCK, MPI_BYTE, T, (rank == B) * BLOCK, BLOCK, MPI_BYTE, win), "MPI_Put");
+    if (rank == D) {
+        usleep(100000);
+        _exit(3);
+    }
+    rc = GUARDED(MPI_Win_fence(0, win), "MPI_Win_fence(close)");
+    printf("rma_origin_failure: rank %d: the fence after the origin died returned %s\n", rank,
+           rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
+    if (rc == MPI_SUCCESS)
+        fail("a fence with a dead window member succeeded", MPI_SUCCESS);
+    if (rank == B) {
+        check_rdma();
+        send_to(T, failures);
+    } else
+        failures += recv_from(B);
+}
+
+int main(int argc, char **argv)
+{
+    int nprocs;
+    unsigned char *base, *src;
+    MPI_Win win;
+    const char *scenario = argc > 1 ? argv[1] : "";
+    signal(SIGUSR1, SIG_IGN); /* hydra's notice that a rank died */
+    signal(SIGALRM, on_alarm);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (getenv("RMA_EXPECT_RDMA")) {
+        int provided;
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    }
+    if (argc > 2)
+        limit = atoi(argv[2]);
+    if (nprocs != 3) {
+        if (rank == 0)
+            printf("rma_origin_failure: FAIL: needs 3 processes, not %d\n", nprocs);
+        MPI_Finalize();
+        return 1;
+    }
+    MPI_Alloc_mem(BLOCK, MPI_INFO_NULL, &src);
+    MPI_Win_allocate(2 * BLOCK, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    memset(base, 0, 2 * BLOCK);
+    MPI_Barrier(MPI_COMM_WORLD);
+    warm_up(win, src);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    if (!strcmp(scenario, "exclusive"))
+        scenario_exclusive(win, base, src);
+    else if (!strcmp(scenario, "shared"))
+        scenario_shared(win, base, src);
+    else if (!strcmp(scenario, "queued"))
+        scenario_queued(win, base, src);
+    else if (!strcmp(scenario, "pscw"))
+        scenario_pscw(win, base, src, 0);
+    else if (!strcmp(scenario, "pscw-done"))
+        scenario_pscw(win, base, src, 1);
+    else if (!strcmp(scenario, "fence"))
+        scenario_fence(win, src);
+    else if (rank == T)
+        fail("unknown scenario (exclusive, shared, queued, pscw, pscw-done, fence)", MPI_SUCCESS);
+
+    if (rank == T) {
+        printf(failures ? "rma_origin_failure: FAIL (%d)\n" : "rma_origin_failure: OK\n", failures);
+        fflush(stdout);
+    }
+    /* The window cannot be freed collectively with a dead member; finish without it. */
+    (void)GUARDED(MPI_Finalize(), "MPI_Finalize");
+    return failures != 0;
+}
