@@ -12,6 +12,7 @@ ch3_sctp_shared_sources = \
     src/mpid/ch3/channels/sctp/src/ch3_progress.c \
     src/mpid/ch3/channels/sctp/src/ch3_pvars.c \
     src/mpid/ch3/channels/sctp/src/ch3_recv.c \
+    src/mpid/ch3/channels/sctp/src/ch3_rma_dead_origin.c \
     src/mpid/ch3/channels/sctp/src/ch3_rma_failure.c \
     src/mpid/ch3/channels/sctp/src/ch3_send.c \
     src/mpid/ch3/channels/sctp/src/ch3_win_fns.c

@@ -48,13 +48,13 @@ void MPIDI_CH3I_Wrap_answers(MPIDI_CH3_PktHandler_Fcn ** table);
 int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno);
 void MPIDI_CH3I_Awaiting_vc_destroy(MPIDI_VC_t * vc);
 
-/* ch3_rma_failure.c: one-sided operations with a peer that died. */
+/* ch3_rma_failure.c: one-sided operations towards a target that died. */
 int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno); /* its windows; 1 if one waited */
 void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc); /* to a lost peer: drop the answers CH3 counted on */
 /* Complete a request with an error, and the MPI_Rput/MPI_Rget request it stands for. */
 void MPIDI_CH3I_Complete_with_error(MPIR_Request * req, int mpi_errno);
 int MPIDI_CH3I_Win_rank_of(MPIR_Win * win_ptr, MPIDI_VC_t * vc); /* vc's rank in the window, or -1 */
-/* The target side: who holds this process's window locks, which origins an exposure epoch waits
+/* ch3_rma_dead_origin.c, the target side: who holds this process's window locks, which origins an exposure epoch waits
  * for. Every event that may change a window's lock or completion counter runs between
  * Target_event_begin and Target_event_end(the peer it came from): packet handlers, requests that
  * finish (their OnDataAvail), ch3:hybrid's placed headers. */

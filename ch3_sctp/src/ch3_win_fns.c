@@ -1,6 +1,6 @@
 /* ch3:sctp: RMA uses CH3's defaults, which an extension may change (its win_fns and win_hooks);
  * the transport keeps every VC's packets in order. The window hooks also keep the target side's
- * records (ch3_rma_failure.c). */
+ * records (ch3_rma_dead_origin.c). */
 #include "mpidi_ch3_impl.h"
 #include "mpidrma.h"
 
@@ -11,7 +11,7 @@ int MPIDI_CH3_Win_fns_init(MPIDI_CH3U_Win_fns_t * win_fns)
     return MPI_SUCCESS;
 }
 
-/* Every window gets the target side's record of its lock holders (ch3_rma_failure.c), around
+/* Every window gets the target side's record of its lock holders (ch3_rma_dead_origin.c), around
  * the extension's hooks. */
 static MPIDI_CH3U_Win_hooks_t ext_hooks;
 
