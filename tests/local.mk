@@ -64,7 +64,7 @@ TRANSPORT_FUZZ_FILES = $(top_srcdir)/tests/fuzz/transport_rx_fuzz.cpp \
 	$(top_srcdir)/src/frame.cpp $(top_srcdir)/src/card.cpp $(top_srcdir)/src/hello_auth.cpp \
 	$(top_srcdir)/src/hmac_sha256.cpp $(top_srcdir)/src/packet_auth.cpp $(top_srcdir)/src/abort_cause.cpp \
 	$(top_srcdir)/src/endpoint.cpp $(top_srcdir)/src/endpoint_auth.cpp \
-	$(top_srcdir)/src/stack.cpp $(top_srcdir)/src/settings.cpp $(top_srcdir)/src/multihome.cpp \
+	$(top_srcdir)/src/stack.cpp $(top_srcdir)/src/settings.cpp $(top_srcdir)/src/multihome.cpp $(top_srcdir)/src/rails.cpp \
 	$(top_srcdir)/src/path_params.cpp $(top_srcdir)/src/heap_policy.cpp
 fuzz/transport_rx_fuzz: $(TRANSPORT_FUZZ_FILES) $(top_srcdir)/src/transport.hpp $(top_srcdir)/src/sctp_socket.hpp \
 		$(top_srcdir)/src/endpoint.hpp $(top_srcdir)/src/peer_table.hpp $(top_srcdir)/src/reorder.hpp \
