@@ -41,62 +41,18 @@
 #include <unistd.h>
 
 #define BLOCK 4096
+#define TEST_NAME "rma_origin_failure"
+#include "dying_rank.h"
 #define T 0
 #define D 1
 #define B 2
 #define TAG 7
-
-static int rank, failures, limit = 20;
-static const char *volatile step = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char a[] = "rma_origin_failure: FAIL: hang: ", b[] = " did not return within the limit\n";
-    ssize_t ignored = write(1, a, sizeof a - 1);
-    ignored = write(1, (const char *)step, strlen((const char *)step));
-    ignored = write(1, b, sizeof b - 1);
-    (void)ignored;
-    _exit(1);
-}
 
 /* D, blocked in MPI waiting for a lock it will never get: it dies there. */
 static void die_now(int sig)
 {
     (void)sig;
     _exit(3);
-}
-
-static void fail(const char *what, int rc)
-{
-    char e[MPI_MAX_ERROR_STRING] = "";
-    int l;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, e, &l);
-    for (char *p = e; *p; p++)
-        if (*p == '\n')
-            *p = ' ';
-    printf("rma_origin_failure: FAIL: rank %d: %s%s%s\n", rank, what, rc != MPI_SUCCESS ? ": " : "", e);
-    fflush(stdout);
-    failures++;
-}
-
-/* An unpollable call, bounded by the alarm. */
-#define GUARDED(call, name) (step = (name), alarm(limit), _guarded_rc = (call), alarm(0), _guarded_rc)
-static int _guarded_rc;
-
-static void fill(unsigned char *p, int seed)
-{
-    for (int i = 0; i < BLOCK; i++)
-        p[i] = (unsigned char)(i * 7 + seed);
-}
-
-static int same(const unsigned char *p, int seed)
-{
-    for (int i = 0; i < BLOCK; i++)
-        if (p[i] != (unsigned char)(i * 7 + seed))
-            return 0;
-    return 1;
 }
 
 static void check(int rc, const char *what)
