@@ -21,15 +21,10 @@ static void wait_for_completion(unsigned int seen)
     MPIDI_CH3I_progress_waiters--;
 }
 
-static void wake_completion_waiters(void)
+void MPIDI_CH3I_Progress_wake_waiters(void)
 {
     int err;
     MPID_Thread_cond_broadcast(&progress_completion_cond, &err);
-}
-
-void MPIDI_CH3I_Progress_wake_waiters(void)
-{
-    wake_completion_waiters();
 }
 #endif
 
@@ -102,7 +97,7 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
             MPIDI_CH3_Progress_signal_completion();
     } while (state->ch.completion_count == MPIDI_CH3I_progress_completion_count);
 #ifdef MPICH_IS_THREADED
-    wake_completion_waiters(); /* also after an error: they must not sleep on */
+    MPIDI_CH3I_Progress_wake_waiters(); /* also after an error: they must not sleep on */
 #endif
   fn_exit:
     state->ch.completion_count = MPIDI_CH3I_progress_completion_count;
