@@ -3,6 +3,8 @@
  * packet and waits for the answer is in no queue CH3 walks, so without this list it would wait
  * forever:
  * - a rendezvous send after its request-to-send, until the clear-to-send;
+ * - a rendezvous receive after its clear-to-send, until the data's first packet (from then on it
+ *   is the VC's receive being filled, which the channel fails itself);
  * - a synchronous eager send, until the receiver's acknowledgement;
  * - GET, GET_ACCUMULATE, FOP and CAS, until their response (and the MPI_Rget, ... behind them).
  * The send funnels list the request once its packet went (ch3_send.c); the answer's handler,
@@ -14,6 +16,8 @@ MPI_Request MPIDI_CH3I_Answer_asked(const MPIDI_CH3_Pkt_t * pkt)
     switch (pkt->type) {
         case MPIDI_CH3_PKT_RNDV_REQ_TO_SEND:
             return pkt->rndv_req_to_send.sender_req_id;
+        case MPIDI_CH3_PKT_RNDV_CLR_TO_SEND:
+            return pkt->rndv_clr_to_send.receiver_req_id;
         case MPIDI_CH3_PKT_EAGER_SYNC_SEND:
             return pkt->eager_sync_send.sender_req_id;
         case MPIDI_CH3_PKT_GET:
@@ -101,6 +105,8 @@ static MPI_Request answered_by(const MPIDI_CH3_Pkt_t * pkt)
     switch (pkt->type) {
         case MPIDI_CH3_PKT_RNDV_CLR_TO_SEND:
             return pkt->rndv_clr_to_send.sender_req_id;
+        case MPIDI_CH3_PKT_RNDV_SEND:
+            return pkt->rndv_send.receiver_req_id;
         case MPIDI_CH3_PKT_EAGER_SYNC_ACK:
             return pkt->eager_sync_ack.sender_req_id;
         case MPIDI_CH3_PKT_GET_RESP:
@@ -130,7 +136,7 @@ static int response_arrived(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, 
 void MPIDI_CH3I_Wrap_answers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
     static const MPIDI_CH3_Pkt_type_t responses[] = {
-        MPIDI_CH3_PKT_RNDV_CLR_TO_SEND, MPIDI_CH3_PKT_EAGER_SYNC_ACK,
+        MPIDI_CH3_PKT_RNDV_CLR_TO_SEND, MPIDI_CH3_PKT_RNDV_SEND, MPIDI_CH3_PKT_EAGER_SYNC_ACK,
         MPIDI_CH3_PKT_GET_RESP, MPIDI_CH3_PKT_GET_RESP_IMMED, MPIDI_CH3_PKT_GET_ACCUM_RESP,
         MPIDI_CH3_PKT_GET_ACCUM_RESP_IMMED, MPIDI_CH3_PKT_FOP_RESP, MPIDI_CH3_PKT_FOP_RESP_IMMED,
         MPIDI_CH3_PKT_CAS_RESP_IMMED

@@ -8,13 +8,20 @@
  * receive returns. An error is what a death mid-message gives; a success (the whole message
  * arrived first) is printed but accepted. Rank 0 prints "recv_peer_failure: OK" or "... FAIL".
  *
- *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s]
+ * With "late" (second argument), rank 0 posts its receive only after rank 1 died: it probes until
+ * the request-to-send is there (unexpected), tells rank 1 so, which then _exits, and 0.2 s later
+ * receives. The receive matches the request-to-send, sends its clear-to-send to the dead rank and
+ * then waits for data that never comes (also in no queue CH3 fails). On a loaded machine the first
+ * form can meet the same case, when rank 1 dies before the clear-to-send reaches it.
+ *
+ *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s [late]]
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define BYTES (512 << 20)
@@ -31,6 +38,7 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
     int rank, nprocs, limit = argc > 1 ? atoi(argv[1]) : 30;
+    int late = argc > 2 && strcmp(argv[2], "late") == 0;
     signal(SIGUSR1, SIG_IGN); /* hydra's notice that a rank died */
     signal(SIGALRM, on_alarm);
     MPI_Init(&argc, &argv);
@@ -48,11 +56,24 @@ int main(int argc, char **argv)
         MPI_Request r;
         int done = 0;
         MPI_Isend(buf, BYTES, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
+        if (late) {
+            char go;
+            MPI_Recv(&go, 1, MPI_CHAR, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            _exit(3);
+        }
         for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < 0.05 && !done;)
             MPI_Test(&r, &done, MPI_STATUS_IGNORE);
         _exit(3);
     }
     alarm(limit);
+    if (late) {
+        int there = 0;
+        char go = 1;
+        while (!there)
+            MPI_Iprobe(1, 1, MPI_COMM_WORLD, &there, MPI_STATUS_IGNORE);
+        MPI_Send(&go, 1, MPI_CHAR, 1, 2, MPI_COMM_WORLD);
+        usleep(200000);
+    }
     int rc = MPI_Recv(buf, BYTES, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     alarm(0);
     printf("recv_peer_failure: MPI_Recv returned %s\n",
