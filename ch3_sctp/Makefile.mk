@@ -24,6 +24,7 @@ AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch3/channels/sctp/include
 noinst_HEADERS += \
     src/mpid/ch3/channels/sctp/include/mpidi_ch3_pre.h \
     src/mpid/ch3/channels/sctp/include/mpidi_ch3_post.h \
+    src/mpid/ch3/channels/sctp/include/mpidi_ch3_compat.h \
     src/mpid/ch3/channels/sctp/include/mpidi_ch3_impl.h
 
 mpi_core_sources += $(ch3_sctp_shared_sources) \

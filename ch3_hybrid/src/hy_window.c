@@ -59,7 +59,6 @@ uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *add
 static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * info,
                           MPIR_Comm * comm_ptr, MPIR_Win ** win_ptr)
 {
-    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIR_Comm *comm;
     hy_member_info *all = NULL;
     int mpi_errno, me, n;
@@ -86,10 +85,8 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
         }
     }
     /* Always collective, whatever this process's RNIC did: members must not disagree on it. */
-    mpi_errno = MPIR_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, sizeof(*all), MPI_BYTE,
-                               comm, &errflag);
+    mpi_errno = MPIDI_CH3I_Allgather_bytes_inplace(all, sizeof(*all), comm);
     MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
 
     MPIDI_CH3I_Hy_rnic.windows++;
     for (int i = 0; i < n; i++) {

@@ -3,13 +3,14 @@
 #ifndef MPIDI_CH3_POST_H_INCLUDED
 #define MPIDI_CH3_POST_H_INCLUDED
 
+#include "mpidi_ch3_compat.h"
+
 #define MPIDI_CH3_Progress_start(progress_state_)                                    \
     {                                                                                \
-        MPID_THREAD_CS_ENTER(POBJ, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);                \
+        MPIDI_CH3I_PROGRESS_STATE_ENTER();                                           \
         (progress_state_)->ch.completion_count = MPIDI_CH3I_progress_completion_count; \
     }
-#define MPIDI_CH3_Progress_end(progress_state_) \
-    MPID_THREAD_CS_EXIT(POBJ, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX)
+#define MPIDI_CH3_Progress_end(progress_state_) MPIDI_CH3I_PROGRESS_STATE_EXIT()
 #define MPIDI_CH3_Progress_poke() (MPIDI_CH3_Progress_test())
 
 int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state);

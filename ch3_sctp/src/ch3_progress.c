@@ -48,7 +48,7 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 {
     int mpi_errno = MPI_SUCCESS, made_progress = 0, rc;
 
-    mpi_errno = MPIR_Progress_hook_exec_all(&made_progress);
+    mpi_errno = MPIDI_CH3I_Progress_hooks(&made_progress);
     if (mpi_errno || (made_progress && !blocking))
         return mpi_errno;
     if (!blocking) {
@@ -90,7 +90,7 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
             mpi_errno = transport_failed();
         if (mpi_errno)
             break;
-        mpi_errno = MPIR_Progress_hook_exec_all(&made_progress);
+        mpi_errno = MPIDI_CH3I_Progress_hooks(&made_progress);
         if (mpi_errno)
             break;
         if (made_progress)

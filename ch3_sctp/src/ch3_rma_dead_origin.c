@@ -309,7 +309,7 @@ void MPIDI_CH3I_Target_sending(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
         pkt->eager_send.match.parts.tag != SYNC_POST_TAG)
         return;
     for (target_rec * r = records; r; r = r->next)
-        if (r->win->comm_ptr->context_id + MPIR_CONTEXT_INTRA_PT2PT ==
+        if (r->win->comm_ptr->context_id + MPIDI_CH3I_CONTEXT_PT2PT ==
             pkt->eager_send.match.parts.context_id &&
             r->win->states.exposure_state == MPIDI_RMA_PSCW_EXPO) {
             int rank = MPIDI_CH3I_Win_rank_of(r->win, vc);
