@@ -140,25 +140,46 @@ step_testsuite() {
         --build-missing --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_SOCK"
     show_testsuite_table
     tools/mpich-testsuite --compare ch3-sctp ch3-sock --subsets "$TESTSUITE_SUBSETS" || return 1
-    hybrid_rma_subset
+    hybrid_rma_subset '' ch3-sctp
 }
 
 # ch3:hybrid on MPICH's rma tests, with RDMA thresholds of 1 byte: every contiguous put and get
 # above CH3's 8-byte immediate size then moves by RDMA (the default 16 KiB would leave nearly all
 # of them on the SCTP path, which the ch3:sctp run above already covers). Gate: it passes every
 # rma test ch3:sock passes (ch3:sock runs only what ch3:hybrid did not pass; its own directory).
-# The programs are those built for ch3:sctp just before (the same headers, so the same programs;
-# ch3:hybrid's libmpi is loaded instead, which mpich-testsuite checks).
-HYBRID_RESULTS=build/testsuite/hybrid
+# On the default MPICH, the programs are those built for ch3:sctp just before (the same headers,
+# so the same programs; ch3:hybrid's libmpi is loaded instead, which mpich-testsuite checks).
+# hybrid_rma_subset [VERSION/ [PROGRAMS-FROM]]: the installs of VERSION (none: the default's),
+# on PROGRAMS-FROM's programs when given (else built for ch3:hybrid).
 hybrid_rma_subset() {
-    rm -rf "$HYBRID_RESULTS"
+    local v=${1:-} results=build/testsuite/hybrid${1:+-${1%/}}
+    local -a programs=()
+    [[ -n ${2:-} ]] && programs=(--programs-from "$2")
+    rm -rf "$results"
     MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD=1 MPIR_CVAR_CH3_HYBRID_GET_THRESHOLD=1 \
-        run_logged tools/mpich-testsuite ch3-hybrid --subsets rma --out "$HYBRID_RESULTS" \
-        --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_HYBRID"
+        run_logged tools/mpich-testsuite "${v}ch3-hybrid" --subsets rma --out "$results" \
+        "${programs[@]}" --deadline "$TESTSUITE_DEADLINE_HYBRID"
     show_testsuite_table
-    run_logged tools/mpich-testsuite ch3-sock --subsets rma --only-failures-of ch3-hybrid \
-        --out "$HYBRID_RESULTS" --build-missing --programs-from ch3-sctp --deadline "$TESTSUITE_DEADLINE_SOCK"
-    tools/mpich-testsuite --compare ch3-hybrid ch3-sock --subsets rma --out "$HYBRID_RESULTS"
+    run_logged tools/mpich-testsuite "${v}ch3-sock" --subsets rma --only-failures-of "${v}ch3-hybrid" \
+        --out "$results" --build-missing --programs-from "${2:-${v}ch3-hybrid}" --deadline "$TESTSUITE_DEADLINE_SOCK"
+    tools/mpich-testsuite --compare "${v}ch3-hybrid" "${v}ch3-sock" --subsets rma --out "$results"
+}
+
+# The other MPICH versions (tools/lib/mpich-versions.sh: MPICH_OTHER_VERSIONS; the default one is
+# the mpich step's): ch3:sctp and ch3:hybrid built against each, our MPI tests on both, and
+# MPICH's rma subset on ch3:hybrid with every put and get by RDMA.
+step_mpich_other() {
+    local v rc=0
+    for v in $MPICH_OTHER_VERSIONS; do
+        if ! mpich_installs "$v" sctp hybrid; then
+            rc=1
+            continue
+        fi
+        tests/mpi/run-tests "$v/ch3-sctp" || rc=1
+        tests/mpi/run-tests "$v/ch3-hybrid" || rc=1
+        hybrid_rma_subset "$v/" || rc=1
+    done
+    return $rc
 }
 
 # The NAS Parallel Benchmarks at class S, 4 ranks on loopback, on ch3:sctp and ch3:hybrid: all
@@ -222,7 +243,7 @@ add_step fuzz "Fuzz targets of the network-byte parsers, ${FUZZ_SECONDS} s each 
 # when, and only when, a test did not pass on ch3:sctp or ch3:hybrid (--build-missing). A cold
 # MPICH build costs about 15 minutes of CI's 90 here; a clean run never needs that one.
 MPICH_INSTALLS="sctp hybrid"
-add_step mpich "MPICH 4.0.2 with ch3:sctp and ch3:hybrid (build/install)" step_mpich_installs --stop
+add_step mpich "MPICH $MPICH_DEFAULT_VERSION with ch3:sctp and ch3:hybrid (build/install)" step_mpich_installs --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
 add_step adversary "An attacker outside the job against ch3:sctp and ch3:hybrid (tests/adversary/run)" step_adversary
 add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-bench/run-nas --smoke)" step_nas
@@ -231,6 +252,7 @@ add_step mtu "No IP fragment on the rails at MTU 1500, 9000 and mixed (root)" st
 add_step failover "ch3:sctp (and ch3:hybrid RDMA) failover on the virtual cluster (root)" step_failover
 add_step ssh "Jobs launched over ssh with a generated multihome file, virtual cluster (root)" step_ssh
 add_step testsuite "MPICH test suite, ch3:sctp (and ch3:hybrid on rma) against ch3:sock" step_testsuite
+add_step mpich-other "MPICH $MPICH_OTHER_VERSIONS: ch3:sctp and ch3:hybrid built, tests/mpi, rma subset on ch3:hybrid" step_mpich_other
 
 case ${1:-} in
 '') ;;

@@ -1,0 +1,11 @@
+# shellcheck shell=bash
+# The MPICH versions the channels are built against (sourced, never run).
+#
+# MPICH_DEFAULT_VERSION: what tools/mpich-build builds when no --mpich is given; its installs are
+#   also reachable as build/install/ch3-<channel> (symlinks into build/install/<version>/).
+# MPICH_DEBIAN_VERSION: the version whose source comes from Debian 12's package (tools/mpich-fetch);
+#   any other version comes from a tarball or tree (tools/mpich-source).
+# MPICH_OTHER_VERSIONS: the versions gated besides the default (check.sh's mpich-other step).
+MPICH_DEFAULT_VERSION=${MPICH_DEFAULT_VERSION:-4.0.2}
+MPICH_DEBIAN_VERSION=4.0.2
+MPICH_OTHER_VERSIONS=${MPICH_OTHER_VERSIONS:-5.0.1}
