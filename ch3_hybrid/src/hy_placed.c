@@ -261,9 +261,11 @@ int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
     MPIDI_CH3I_Hy_acks_t *acks;
     MPI_Win win;
     int flags;
+    /* Only over a working queue pair: a peer that was lost must fail the flush (ch3_rma_failure.c
+     * makes the next one send), and after a failure its RMA goes on SCTP anyway. */
     if ((pkt->type != MPIDI_CH3_PKT_FLUSH && pkt->type != MPIDI_CH3_PKT_UNLOCK) ||
-        !rma_fields(pkt, &win, &flags) || !asks_ack(pkt, flags) ||
-        !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
+        vc->ch.hy.state != MPIDI_CH3I_HY_QP_READY || !rma_fields(pkt, &win, &flags) ||
+        !asks_ack(pkt, flags) || !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
         return 0;
     memset(unlock, 0, sizeof(*unlock));
     unlock->type = MPIDI_CH3_PKT_FLUSH;
