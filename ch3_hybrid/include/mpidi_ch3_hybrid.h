@@ -122,6 +122,16 @@ uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *add
 void MPIDI_CH3I_Hy_win_fns(MPIDI_CH3U_Win_fns_t * win_fns);         /* extension hooks */
 void MPIDI_CH3I_Hy_win_hooks(MPIDI_CH3U_Win_hooks_t * win_hooks);
 
+/* Per peer window, at the origin: whether a flush or unlock of it may complete without the peer
+ * (hy_placed.c). Lives with the peer's registration (hy_window.c); NULL if it has none. */
+typedef struct {
+    int unacked;        /* since the last packet that asks the peer to acknowledge, an operation
+                         * went whose completion only the peer's CH3 can tell (SCTP, or an RDMA
+                         * put whose header went on SCTP) */
+    unsigned resent;    /* RDMA puts to it that failed and went again over SCTP */
+} MPIDI_CH3I_Hy_acks_t;
+MPIDI_CH3I_Hy_acks_t *MPIDI_CH3I_Hy_acks_of(MPIDI_VC_t * vc, MPI_Win handle);
+
 /* ---- memory registered beforehand: MPI_Alloc_mem's and windows (hy_memory.c) ---- */
 void MPIDI_CH3I_Hy_remember_region(struct iwv_mr *mr);
 void MPIDI_CH3I_Hy_forget_region(struct iwv_mr *mr);
@@ -134,7 +144,10 @@ typedef enum {
     MPIDI_CH3I_HY_HELD_RDMA_WRITE, /* a PUT (origin) or GET response (target): Write + fence Read
                                     * posted; then the header as `placed`, or all of it on SCTP;
                                     * or (on_qp) Write + header Send + Read: then nothing more */
-    MPIDI_CH3I_HY_HELD_RDMA_GET  /* Read posted; then GET_PLACED, or the GET on SCTP */
+    MPIDI_CH3I_HY_HELD_RDMA_GET, /* Read posted; then GET_PLACED, or the GET on SCTP */
+    MPIDI_CH3I_HY_HELD_LOCAL_ACK /* the acknowledgement of a flush or unlock that RDMA proved
+                                  * (hy_placed.c), given here once all ahead of it left; pkt is
+                                  * the FLUSH to send instead if a put ahead was resent */
 } MPIDI_CH3I_Hy_held_kind;
 
 /* Where a held entry is. Its state changes only in MPIDI_CH3I_Hy_held_to (hy_rdma.c), which
@@ -165,6 +178,9 @@ typedef struct MPIDI_CH3I_Hy_held {
     int pending;                 /* RDMA: completions still to come (always 0 for other kinds) */
     int on_qp;                   /* RDMA_WRITE: its header went as a Send, its Read reads credit */
     unsigned seq;                /* on_qp: which of our headers to this peer (from 1) */
+    int acked_here;              /* RDMA_WRITE (PUT): the FLUSH or UNLOCK flag taken off its header,
+                                  * since the origin acknowledges it itself (hy_placed.c) */
+    unsigned resent_before;      /* LOCAL_ACK: its window's resends when it was held */
 } MPIDI_CH3I_Hy_held;
 
 /* ---- RDMA transfers (hy_rdma.c): each posted transfer is returned for the caller to hold ---- */
@@ -198,6 +214,22 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_answer_response(MPIDI_VC_t * vc, MPIR_Request 
                                                   const struct iovec *iov, int *n);
 /* A GET's Read done and no lock to release: finish it; *decr: a DECR_AT_COUNTER to send, if so typed. */
 int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get, MPIDI_CH3_Pkt_t * decr);
+/* Acknowledgements the origin gives itself (hy_placed.c). Issue order: what a packet sent to vc
+ * (not an RDMA put) does to its window's record. */
+void MPIDI_CH3I_Hy_note_issued(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt);
+/* An RDMA put whose header goes on the QP: take its FLUSH or UNLOCK flag off (returned) if the
+ * origin may acknowledge it itself once the put's Read completed; else 0. */
+int MPIDI_CH3I_Hy_ack_here(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * put);
+/* The RDMA put h was posted: its effect on its window's record (after MPIDI_CH3I_Hy_ack_here). */
+void MPIDI_CH3I_Hy_put_issued(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h);
+/* A FLUSH or UNLOCK packet the origin may acknowledge itself: 1, *unlock the UNLOCK to send
+ * instead (type UNLOCK, without an acknowledgement) or of another type if none; else 0. */
+int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
+                                  MPIDI_CH3_Pkt_t * unlock);
+/* CH3's ACK handler run for the peer vc's acknowledgement of window source_win (ours). */
+int MPIDI_CH3I_Hy_local_ack(MPIDI_VC_t * vc, MPI_Win source_win);
+/* An RDMA put to the peer's window target_win failed and goes again over SCTP. */
+void MPIDI_CH3I_Hy_put_resent(MPIDI_VC_t * vc, MPI_Win target_win);
 /* PUT headers on the QP, at the target: one arrived (from the CQ); an SCTP packet from vc is
  * about to be handled; it was fully handled. */
 void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h);

@@ -230,6 +230,8 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
                 case HY_WRITE_RESEND:
                     /* The whole PUT or GET response on SCTP (overwriting whatever part the Write
                      * placed with the same bytes); the request completes when it is sent. */
+                    if (h->placed == MPIDI_CH3_PKT_HY_PUT_PLACED)
+                        MPIDI_CH3I_Hy_put_resent(vc, h->pkt.put.target_win_handle);
                     memcpy(&h->sreq->dev.pending_pkt, &h->pkt, sizeof(h->pkt));
                     mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, 2);
                     break;
@@ -251,6 +253,16 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
                 h->pkt.type = MPIDI_CH3_PKT_HY_GET_PLACED;
             mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
             break;
+        case MPIDI_CH3I_HY_HELD_LOCAL_ACK: {
+            /* Every put ahead of it has been placed, unless one failed and went again on SCTP:
+             * then only the target can say, and it is asked (h->pkt is that FLUSH). */
+            MPIDI_CH3I_Hy_acks_t *acks = MPIDI_CH3I_Hy_acks_of(vc, h->pkt.flush.target_win_handle);
+            if (acks && acks->resent != h->resent_before)
+                mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
+            else
+                mpi_errno = MPIDI_CH3I_Hy_local_ack(vc, h->pkt.flush.source_win_handle);
+            break;
+        }
     }
     return mpi_errno;
 }
@@ -313,7 +325,7 @@ static void vc_lost(MPIDI_VC_t * vc, int mpi_errno)
         MPIDI_CH3I_Hy_held *next = h->next;
         if (h->kind == MPIDI_CH3I_HY_HELD_COPY)
             MPL_free(h->buf);
-        else if (h->kind != MPIDI_CH3I_HY_HELD_RDMA_GET)  /* REQUEST, RDMA_WRITE */
+        else if (h->sreq)   /* REQUEST, RDMA_WRITE (a LOCAL_ACK's ACK is dropped in ch3_rma_failure.c) */
             MPIDI_CH3I_Complete_with_error(h->sreq, mpi_errno);
         if (h->pending > 0)
             MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_ABANDONED);
@@ -345,6 +357,91 @@ static int hold_request(MPIDI_VC_t * vc, MPIR_Request * sreq, const struct iovec
     return MPI_SUCCESS;
 }
 
+/* Hold a copy of iov[0..n) (small: a header, or within the copy limit). */
+static int hold_copy(MPIDI_VC_t * vc, const struct iovec *iov, int n)
+{
+    MPIDI_CH3I_Hy_held *h = MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_HY_HELD_COPY);
+    size_t total = 0;
+    char *p;
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    p = h ? MPL_malloc(total, MPL_MEM_BUFFER) : NULL;
+    if (!p) {
+        if (h)
+            MPIDI_CH3I_Hy_held_free(h);
+        return no_memory();
+    }
+    h->buf = p;
+    h->len = total;
+    for (int i = 0; i < n; i++) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
+    }
+    hold(vc, h);
+    return MPI_SUCCESS;
+}
+
+/* The acknowledgement of a flush or unlock of the peer's window target_win that the origin
+ * gives itself (hy_placed.c): now if nothing to the peer is in flight, else once all that is
+ * ahead of it has left (the puts it covers are placed then). */
+static int ack_here(MPIDI_VC_t * vc, MPI_Win target_win, MPI_Win source_win)
+{
+    MPIDI_CH3I_Hy_acks_t *acks = MPIDI_CH3I_Hy_acks_of(vc, target_win);
+    MPIDI_CH3I_Hy_held *h;
+    if (!vc->ch.hy.held_head)
+        return MPIDI_CH3I_Hy_local_ack(vc, source_win);
+    if (!(h = MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_HY_HELD_LOCAL_ACK)))
+        return no_memory();
+    h->pkt.type = MPIDI_CH3_PKT_FLUSH;  /* what to send instead if a put ahead is resent */
+    h->pkt.flush.target_win_handle = target_win;
+    h->pkt.flush.source_win_handle = source_win;
+    h->resent_before = acks ? acks->resent : 0;
+    hold(vc, h);
+    return MPI_SUCCESS;
+}
+
+/* An UNLOCK that asks for no acknowledgement, in issue order. */
+static int send_unlock_unacked(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * unlock)
+{
+    struct iovec iov = { unlock, sizeof(*unlock) };
+    unlock->unlock.pkt_flags |= MPIDI_CH3_PKT_FLAG_RMA_UNLOCK_NO_ACK;
+    return vc->ch.hy.held_head ? hold_copy(vc, &iov, 1) : send_copied(vc, unlock, sizeof(*unlock));
+}
+
+/* After the RDMA put h, whose FLUSH or UNLOCK flag came off its header: the lock's release, then
+ * the acknowledgement. */
+static int after_put_acked_here(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
+{
+    const MPIDI_CH3_Pkt_put_t *put = &h->pkt.put;
+    int mpi_errno = MPI_SUCCESS;
+    if (h->acked_here & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK) {
+        MPIDI_CH3_Pkt_t unlock;
+        memset(&unlock, 0, sizeof(unlock));
+        unlock.type = MPIDI_CH3_PKT_UNLOCK;
+        unlock.unlock.target_win_handle = put->target_win_handle;
+        unlock.unlock.source_win_handle = put->source_win_handle;
+        mpi_errno = send_unlock_unacked(vc, &unlock);
+    }
+    return MPIDI_CH3I_FIRST_ERROR(mpi_errno, ack_here(vc, put->target_win_handle, put->source_win_handle));
+}
+
+/* A FLUSH or UNLOCK (asking for an ACK) that the origin may acknowledge itself: the FLUSH is not
+ * sent, the UNLOCK goes without asking. 1 if so. */
+static int ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt, int *mpi_errno)
+{
+    MPIDI_CH3_Pkt_t unlock;
+    if (!MPIDI_CH3I_Hy_ack_packet_here(vc, pkt, &unlock))
+        return 0;
+    if (pkt->type == MPIDI_CH3_PKT_UNLOCK) {
+        *mpi_errno = send_unlock_unacked(vc, &unlock);
+        *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, ack_here(vc, pkt->unlock.target_win_handle,
+                                                                 pkt->unlock.source_win_handle));
+    } else {
+        *mpi_errno = ack_here(vc, pkt->flush.target_win_handle, pkt->flush.source_win_handle);
+    }
+    return 1;
+}
+
 /* Start-message hook: a PUT or GET that RDMA takes is posted and held. Else, nothing in flight
  * and nothing held: the plain ch3:sctp path. Otherwise keep the order; what the transport would
  * copy is copied now, anything larger waits as a request. */
@@ -355,17 +452,22 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
     MPIDI_CH3I_Hy_held *h = NULL;
     MPIDI_CH3_Pkt_t instead;
     size_t total = 0;
-    char *p;
     *mpi_errno = MPI_SUCCESS;
     *sreq_ptr = NULL;
     if (pkt->type == MPIDI_CH3_PKT_PUT && (h = MPIDI_CH3I_Hy_try_put(vc, iov, n)) != NULL) {
         hold(vc, h);
         *sreq_ptr = h->sreq;
+        MPIDI_CH3I_Hy_put_issued(vc, h);
+        if (h->acked_here)
+            *mpi_errno = after_put_acked_here(vc, h);
         return 1;
     }
+    if (ack_packet_here(vc, pkt, mpi_errno))
+        return 1;
     if (pkt->type == MPIDI_CH3_PKT_GET) {
         switch (MPIDI_CH3I_Hy_try_get(vc, iov, n, &h, &instead)) {
             case MPIDI_CH3I_HY_GET_POSTED:
+                MPIDI_CH3I_Hy_note_issued(vc, pkt);
                 hold(vc, h);
                 return 1;
             case MPIDI_CH3I_HY_GET_ASK_WRITE:  /* in issue order as any packet; a header is copied */
@@ -376,6 +478,7 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
                 break;
         }
     }
+    MPIDI_CH3I_Hy_note_issued(vc, pkt);
     if (!vc->ch.hy.held_head)
         return 0;
     for (int i = 0; i < n; i++)
@@ -391,21 +494,7 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
         }
         return 1;
     }
-    h = MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_HY_HELD_COPY);
-    p = h ? MPL_malloc(total, MPL_MEM_BUFFER) : NULL;
-    if (!p) {
-        if (h)
-            MPIDI_CH3I_Hy_held_free(h);
-        *mpi_errno = no_memory();
-        return 1;
-    }
-    h->buf = p;
-    h->len = total;
-    for (int i = 0; i < n; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
-    hold(vc, h);
+    *mpi_errno = hold_copy(vc, iov, n);
     return 1;
 }
 
@@ -416,6 +505,7 @@ static int send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov,
 {
     MPIDI_CH3I_Hy_held *h = MPIDI_CH3I_Hy_answer_response(vc, sreq, iov, n);
     *mpi_errno = MPI_SUCCESS;
+    MPIDI_CH3I_Hy_note_issued(vc, &sreq->dev.pending_pkt);
     if (h)
         hold(vc, h);
     else if (vc->ch.hy.held_head)

@@ -142,6 +142,164 @@ int MPIDI_CH3I_Hy_get_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * get, MPIDI_C
     return MPI_SUCCESS;
 }
 
+/* ---- acknowledgements the origin gives itself ----
+ * A flush (or an unlock, or the end of a lock_all epoch) completes when the target's CH3 has
+ * acknowledged a packet that follows every operation it covers. An RDMA put whose header went on
+ * the QP is complete at the target once the Read behind it completed: the Write was placed
+ * before the Read was served. So when every operation to a peer's window since its last
+ * acknowledged packet was such a put (or an RDMA Read, which changes nothing there), the origin
+ * acknowledges the flush itself, at that Read's completion, and the target is not asked: the
+ * FLUSH flag comes off the put's header (the target's handler then sends no ACK, so none is
+ * counted twice), a FLUSH packet is not sent, and an UNLOCK goes without asking for an ACK (the
+ * target still releases its lock when it handles it, in order after the headers). Anything
+ * else (an SCTP operation, an RDMA put whose header took SCTP) leaves the window "unacked" until
+ * the next packet that asks for an ACK, and the target acknowledges as before. */
+
+/* The window and flags of an RMA packet; 0 if it is not one. */
+static int rma_fields(const MPIDI_CH3_Pkt_t * pkt, MPI_Win * win, int *flags)
+{
+    switch (pkt->type) {
+        case MPIDI_CH3_PKT_PUT:
+        case MPIDI_CH3_PKT_PUT_IMMED:
+            *win = pkt->put.target_win_handle, *flags = pkt->put.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_GET:
+            *win = pkt->get.target_win_handle, *flags = pkt->get.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_HY_GET_WRITE:
+            *win = pkt->hy_get_write.get.target_win_handle, *flags = pkt->hy_get_write.get.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_ACCUMULATE:
+        case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+            *win = pkt->accum.target_win_handle, *flags = pkt->accum.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_GET_ACCUM:
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+            *win = pkt->get_accum.target_win_handle, *flags = pkt->get_accum.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_CAS_IMMED:
+            *win = pkt->cas.target_win_handle, *flags = pkt->cas.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_FOP:
+        case MPIDI_CH3_PKT_FOP_IMMED:
+            *win = pkt->fop.target_win_handle, *flags = pkt->fop.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_LOCK:
+            *win = pkt->lock.target_win_handle, *flags = pkt->lock.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_UNLOCK:
+            *win = pkt->unlock.target_win_handle, *flags = pkt->unlock.pkt_flags;
+            return 1;
+        case MPIDI_CH3_PKT_FLUSH:
+            *win = pkt->flush.target_win_handle, *flags = MPIDI_CH3_PKT_FLAG_NONE;
+            return 1;
+        case MPIDI_CH3_PKT_DECR_AT_COUNTER:
+            *win = pkt->decr_at_cnt.target_win_handle, *flags = pkt->decr_at_cnt.pkt_flags;
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+/* The target answers this packet with an acknowledgement that CH3 here waits for. */
+static int asks_ack(const MPIDI_CH3_Pkt_t * pkt, int flags)
+{
+    if (pkt->type == MPIDI_CH3_PKT_FLUSH)
+        return 1;
+    if (pkt->type == MPIDI_CH3_PKT_UNLOCK)
+        return !(flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK_NO_ACK);
+    return (flags & (MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK)) != 0;
+}
+
+/* Operations only the target's CH3 completes. A LOCK, an UNLOCK without ACK and a counter
+ * decrement change no window data, and an RDMA Read GET is only posted to a window that is not
+ * unacked (hy_rdma.c), so they leave the record as it is. */
+static int completes_at_target(const MPIDI_CH3_Pkt_t * pkt)
+{
+    return pkt->type != MPIDI_CH3_PKT_LOCK && pkt->type != MPIDI_CH3_PKT_UNLOCK &&
+        pkt->type != MPIDI_CH3_PKT_DECR_AT_COUNTER && pkt->type != MPIDI_CH3_PKT_FLUSH;
+}
+
+void MPIDI_CH3I_Hy_note_issued(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
+{
+    MPIDI_CH3I_Hy_acks_t *acks;
+    MPI_Win win;
+    int flags;
+    if (!rma_fields(pkt, &win, &flags) || !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)))
+        return;
+    if (asks_ack(pkt, flags))
+        acks->unacked = 0;      /* its ACK follows everything before it */
+    else if (completes_at_target(pkt))
+        acks->unacked = 1;
+}
+
+int MPIDI_CH3I_Hy_ack_here(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * put)
+{
+    const int ending = MPIDI_CH3_PKT_FLAG_RMA_FLUSH | MPIDI_CH3_PKT_FLAG_RMA_UNLOCK;
+    MPIDI_CH3I_Hy_acks_t *acks = MPIDI_CH3I_Hy_acks_of(vc, put->put.target_win_handle);
+    int taken = put->put.pkt_flags & ending;
+    if (!taken || !acks || acks->unacked)
+        return 0;
+    put->put.pkt_flags &= ~ending;
+    return taken;
+}
+
+void MPIDI_CH3I_Hy_put_issued(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
+{
+    MPIDI_CH3I_Hy_acks_t *acks = MPIDI_CH3I_Hy_acks_of(vc, h->pkt.put.target_win_handle);
+    if (!acks || h->acked_here)
+        return;
+    if (asks_ack(&h->pkt, h->pkt.put.pkt_flags))
+        acks->unacked = 0;
+    else if (!h->on_qp)
+        acks->unacked = 1;      /* its header reaches the target's CH3 on SCTP, not proven */
+}
+
+int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
+                                  MPIDI_CH3_Pkt_t * unlock)
+{
+    MPIDI_CH3I_Hy_acks_t *acks;
+    MPI_Win win;
+    int flags;
+    /* Only over a working queue pair: a peer that was lost must fail the flush (ch3_rma_failure.c
+     * makes the next one send), and after a failure its RMA goes on SCTP anyway. */
+    if ((pkt->type != MPIDI_CH3_PKT_FLUSH && pkt->type != MPIDI_CH3_PKT_UNLOCK) ||
+        vc->ch.hy.state != MPIDI_CH3I_HY_QP_READY || !rma_fields(pkt, &win, &flags) ||
+        !asks_ack(pkt, flags) || !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
+        return 0;
+    memset(unlock, 0, sizeof(*unlock));
+    unlock->type = MPIDI_CH3_PKT_FLUSH;
+    if (pkt->type == MPIDI_CH3_PKT_UNLOCK) {
+        *unlock = *pkt;
+        unlock->unlock.pkt_flags |= MPIDI_CH3_PKT_FLAG_RMA_UNLOCK_NO_ACK;
+    }
+    return 1;
+}
+
+int MPIDI_CH3I_Hy_local_ack(MPIDI_VC_t * vc, MPI_Win source_win)
+{
+    MPIDI_CH3_Pkt_t ack;
+    MPIR_Request *unused = NULL;
+    MPIR_Win *win_ptr;
+    intptr_t buflen = 0;
+    MPIR_Win_get_ptr(source_win, win_ptr);
+    memset(&ack, 0, sizeof(ack));
+    ack.type = MPIDI_CH3_PKT_ACK;
+    ack.ack.source_win_handle = source_win;
+    ack.ack.target_rank = MPIDI_CH3I_Win_rank_of(win_ptr, vc);
+    MPIR_Assert(ack.ack.target_rank >= 0);
+    return MPIDI_CH3_PktHandler_Ack(vc, &ack, NULL, &buflen, &unused);
+}
+
+void MPIDI_CH3I_Hy_put_resent(MPIDI_VC_t * vc, MPI_Win target_win)
+{
+    MPIDI_CH3I_Hy_acks_t *acks = MPIDI_CH3I_Hy_acks_of(vc, target_win);
+    if (acks) {
+        acks->unacked = 1;      /* on SCTP now: only the target's ACK proves it */
+        acks->resent++;
+    }
+}
+
 /* ---- PUT headers that came on the QP ---- */
 
 typedef struct MPIDI_CH3I_Hy_deferred {

@@ -245,9 +245,10 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, in
     }
     h->iov[1] = iov[1];         /* also for a resend on SCTP if the Write fails */
     h->n = 2;
-    if (header_may_go_on_qp(vc))
+    if (header_may_go_on_qp(vc)) {
+        h->acked_here = MPIDI_CH3I_Hy_ack_here(vc, &h->pkt);    /* before the header is copied */
         rc = post_write_and_header(vc, h, put->addr, stag);
-    else
+    } else
         rc = post_write(vc, h, put->addr, stag);
     if (!rc) {
         MPIR_Request_free(h->sreq);     /* both references */
@@ -348,6 +349,15 @@ int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIDI_CH3I_
     stag = MPIDI_CH3I_Hy_stag_for(vc, get->target_win_handle, get->addr, (size_t) len);
     if (!stag)
         return 0;
+    {
+        /* A Read's completion acknowledges the flush here (unless the GET releases a lock: the
+         * target answers that one), which covers the operations before it: only if none of them
+         * needs the target's own ACK (hy_placed.c). */
+        MPIDI_CH3I_Hy_acks_t *acks = MPIDI_CH3I_Hy_acks_of(vc, get->target_win_handle);
+        if (!MPIDI_CH3I_Hy_config.get_write && !(get->pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK) &&
+            (!acks || acks->unacked))
+            return 0;
+    }
     if (MPIDI_CH3I_Hy_config.get_write)
         return ask_for_write(vc, get, rreq->dev.user_buf, (size_t) len, instead);
     h = new_transfer(MPIDI_CH3I_HY_HELD_RDMA_GET, get, rreq->dev.user_buf, (size_t) len);

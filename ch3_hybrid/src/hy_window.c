@@ -13,6 +13,7 @@ typedef struct MPIDI_CH3I_Hy_remote_win {
     uintptr_t base;
     MPI_Aint size;
     uint32_t stag;
+    MPIDI_CH3I_Hy_acks_t acks;  /* what our flushes to it may complete without the peer */
 } MPIDI_CH3I_Hy_remote_win;
 
 /* What each member contributes at window creation. */
@@ -35,6 +36,7 @@ static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Ain
     w->base = (uintptr_t) base;
     w->size = size;
     w->stag = stag;
+    memset(&w->acks, 0, sizeof(w->acks));
 }
 
 static void forget_window(MPIDI_VC_t * vc, MPI_Win handle)
@@ -54,6 +56,13 @@ uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *add
     HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
     return w && a >= w->base && len <= (size_t) w->size && a - w->base <= (size_t) w->size - len
         ? w->stag : 0;
+}
+
+MPIDI_CH3I_Hy_acks_t *MPIDI_CH3I_Hy_acks_of(MPIDI_VC_t * vc, MPI_Win handle)
+{
+    MPIDI_CH3I_Hy_remote_win *w;
+    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
+    return w ? &w->acks : NULL;
 }
 
 static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * info,
@@ -121,10 +130,36 @@ static int hy_win_init(MPI_Aint size, int disp_unit, int flavor, int model, MPIR
     return MPI_SUCCESS;
 }
 
+/* A peer's flush may return before our CH3 handled its last PUT headers (hy_placed.c,
+ * acknowledgements the origin gives itself). Each is in our CQ by the time its origin reaches
+ * MPI_Win_free's barrier (the Read behind it completed first), or deferred behind control
+ * packets sent before it; handle them while the window still exists. */
+static int handle_last_headers(MPIR_Comm * comm)
+{
+    int waiting, mpi_errno = MPI_SUCCESS;
+    do {
+        MPIDI_CH3I_Hy_poll_cq();
+        waiting = 0;
+        for (int i = 0; i < comm->local_size && !waiting; i++) {
+            MPIDI_VC_t *vc;
+            if (i == comm->rank)
+                continue;
+            MPIDI_Comm_get_vc(comm, i, &vc);
+            waiting = vc->ch.hy.deferred_head != NULL;
+        }
+        if (waiting)
+            mpi_errno = MPIDI_CH3_Progress_test();
+    } while (waiting && !mpi_errno);
+    return mpi_errno;
+}
+
 /* After MPI_Win_free's barrier: no operation on this window is in flight anywhere. */
 static int hy_win_free(MPIR_Win ** win_ptr)
 {
     MPIR_Comm *comm = (*win_ptr)->comm_ptr;
+    int mpi_errno = handle_last_headers(comm);
+    if (mpi_errno)
+        return mpi_errno;
     for (int i = 0; i < comm->local_size; i++) {
         MPIDI_VC_t *vc;
         if (i == comm->rank)
