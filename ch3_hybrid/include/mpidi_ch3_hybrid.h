@@ -222,10 +222,8 @@ void MPIDI_CH3I_Hy_note_issued(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt);
 int MPIDI_CH3I_Hy_ack_here(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * put);
 /* The RDMA put h was posted: its effect on its window's record (after MPIDI_CH3I_Hy_ack_here). */
 void MPIDI_CH3I_Hy_put_issued(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h);
-/* A FLUSH or UNLOCK packet the origin may acknowledge itself: 1, *unlock the UNLOCK to send
- * instead (type UNLOCK, without an acknowledgement) or of another type if none; else 0. */
-int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
-                                  MPIDI_CH3_Pkt_t * unlock);
+/* A FLUSH or UNLOCK packet (asking for an ACK) that the origin may acknowledge itself. */
+int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt);
 /* CH3's ACK handler run for the peer vc's acknowledgement of window source_win (ours). */
 int MPIDI_CH3I_Hy_local_ack(MPIDI_VC_t * vc, MPI_Win source_win);
 /* An RDMA put to the peer's window target_win failed and goes again over SCTP. */

@@ -429,10 +429,10 @@ static int after_put_acked_here(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
  * sent, the UNLOCK goes without asking. 1 if so. */
 static int ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt, int *mpi_errno)
 {
-    MPIDI_CH3_Pkt_t unlock;
-    if (!MPIDI_CH3I_Hy_ack_packet_here(vc, pkt, &unlock))
+    if (!MPIDI_CH3I_Hy_ack_packet_here(vc, pkt))
         return 0;
     if (pkt->type == MPIDI_CH3_PKT_UNLOCK) {
+        MPIDI_CH3_Pkt_t unlock = *pkt;
         *mpi_errno = send_unlock_unacked(vc, &unlock);
         *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, ack_here(vc, pkt->unlock.target_win_handle,
                                                                  pkt->unlock.source_win_handle));

@@ -255,25 +255,16 @@ void MPIDI_CH3I_Hy_put_issued(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
         acks->unacked = 1;      /* its header reaches the target's CH3 on SCTP, not proven */
 }
 
-int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
-                                  MPIDI_CH3_Pkt_t * unlock)
+int MPIDI_CH3I_Hy_ack_packet_here(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
     MPIDI_CH3I_Hy_acks_t *acks;
     MPI_Win win;
     int flags;
     /* Only over a working queue pair: a peer that was lost must fail the flush (ch3_rma_failure.c
      * makes the next one send), and after a failure its RMA goes on SCTP anyway. */
-    if ((pkt->type != MPIDI_CH3_PKT_FLUSH && pkt->type != MPIDI_CH3_PKT_UNLOCK) ||
-        vc->ch.hy.state != MPIDI_CH3I_HY_QP_READY || !rma_fields(pkt, &win, &flags) ||
-        !asks_ack(pkt, flags) || !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
-        return 0;
-    memset(unlock, 0, sizeof(*unlock));
-    unlock->type = MPIDI_CH3_PKT_FLUSH;
-    if (pkt->type == MPIDI_CH3_PKT_UNLOCK) {
-        *unlock = *pkt;
-        unlock->unlock.pkt_flags |= MPIDI_CH3_PKT_FLAG_RMA_UNLOCK_NO_ACK;
-    }
-    return 1;
+    return (pkt->type == MPIDI_CH3_PKT_FLUSH || pkt->type == MPIDI_CH3_PKT_UNLOCK) &&
+        vc->ch.hy.state == MPIDI_CH3I_HY_QP_READY && rma_fields(pkt, &win, &flags) &&
+        asks_ack(pkt, flags) && (acks = MPIDI_CH3I_Hy_acks_of(vc, win)) != NULL && !acks->unacked;
 }
 
 int MPIDI_CH3I_Hy_local_ack(MPIDI_VC_t * vc, MPI_Win source_win)

@@ -9,3 +9,8 @@
 MPICH_DEFAULT_VERSION=${MPICH_DEFAULT_VERSION:-4.0.2}
 MPICH_DEBIAN_VERSION=4.0.2
 MPICH_OTHER_VERSIONS=${MPICH_OTHER_VERSIONS:-5.0.1}
+
+# mpich_version_of TREE: the MPICH version the tree's maint/version.m4 defines (empty if none).
+mpich_version_of() {
+    sed -n 's/^m4_define(\[MPICH_VERSION_m4\],\[\([^]]*\)\].*/\1/p' "$1/maint/version.m4" 2>/dev/null || true
+}
