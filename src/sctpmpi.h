@@ -91,6 +91,13 @@ typedef struct {
      * entering = 0 right after (e.g. to release a global lock meanwhile). No other sctpm call may
      * run concurrently with the transport outside that window. */
     void (*on_block)(void *ctx, int entering);
+    /* Optional: an association ended while a link the remote opened on it was unproven (its hello
+     * challenged, the proof never came), as when a process dies outside the library before it can
+     * answer: no peer event would ever tell of that death. Called once per such hello. Return the
+     * peer the hello names, added by the caller's own card for it (never one the hello carried), or
+     * -1. The transport connects that peer if it has no association yet: a dead process then fails
+     * the connect (SCTPM_EV_CANT_START), a live one costs one association. */
+    sctpm_peer (*on_unproven_end)(void *ctx, const void *hello, size_t hello_len);
 } sctpm_callbacks;
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */

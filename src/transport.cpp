@@ -254,6 +254,7 @@ int Transport::end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int e
     a->ended = true;
     if (cont_.mode != ContMode::none && cont_.assoc == assoc)
         cont_.mode = ContMode::discard; // also when it was being held for an anonymous link
+    const std::vector<std::string> unproven = unproven_hellos(*a);
     drop_pending(*a);
     int failed = 0;
     for (sctpm_peer id : a->peers()) // a copy: the event callbacks may link new peers
@@ -263,6 +264,7 @@ int Transport::end_assoc(AssocId assoc, bool abort, sctpm_event_type type, int e
         }
     if (AssocEntry* again = failed ? peers_.find_assoc(assoc) : nullptr) // the callbacks may move entries
         again->end_reported = true;
+    check_unproven(unproven);
     return failed;
 }
 
@@ -312,6 +314,7 @@ int Transport::progress(int64_t timeout_us) {
 }
 
 void Transport::shutdown(int timeout_ms) {
+    closing_ = true;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     auto left_us = [&] {
         return std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()).count();

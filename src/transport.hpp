@@ -101,6 +101,10 @@ private:
     void handle_challenge(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
     void handle_proof(AssocId assoc, LinkKey link, const uint8_t* payload, size_t len);
     void accept_link(AssocId assoc, LinkKey link, const std::string& blob, const std::string& card);
+    // Hellos of an association that ended before their proof came (on_unproven_end): each peer the
+    // channel names for one is connected if idle, so that its death is reported.
+    static std::vector<std::string> unproven_hellos(const AssocEntry& a);
+    void check_unproven(const std::vector<std::string>& hellos);
     // A failed proof: counted, the association aborted (refuse).
     void auth_failed(AssocId assoc, const Peer* culprit, const std::string& why);
     // Aborts an association for the count-th refusal of its kind: a protocol error reported when
@@ -205,6 +209,7 @@ private:
     uint64_t nested_reads_ = 0;   // read_stage calls made from inside another (stall report)
     int64_t last_work_us_ = 0;    // when progress last did something (stall report)
     bool stall_reported_ = false;
+    bool closing_ = false;            // shutdown() runs: no new association for check_unproven
     UpcallTarget* upcall_ = nullptr; // usrsctp's upcall argument (transport.cpp says why)
 };
 

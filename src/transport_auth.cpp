@@ -160,6 +160,26 @@ void Transport::accept_link(AssocId assoc, LinkKey link, const std::string& blob
     replay_pending(*p, assoc, link);
 }
 
+std::vector<std::string> Transport::unproven_hellos(const AssocEntry& a) {
+    std::vector<std::string> blobs;
+    for (const auto& [link, c] : a.challenges)
+        blobs.push_back(c.blob);
+    return blobs;
+}
+
+// The process a hello named may have died before it could prove itself, and it may hold messages
+// for us (its link's data waits for the proof): the association's end failed no peer, so only an
+// association of our own to it tells. The channel names the peer by its own card, so a stranger's
+// hello can make us reach only a process of the job, and only one we have no association with.
+void Transport::check_unproven(const std::vector<std::string>& hellos) {
+    if (!cb_.on_unproven_end || closing_)
+        return;
+    for (const std::string& blob : hellos)
+        if (Peer* p = peers_.get(cb_.on_unproven_end(cb_.ctx, blob.data(), blob.size()));
+            p && p->state == Peer::State::idle)
+            connect_peer(*p);
+}
+
 void Transport::auth_failed(AssocId assoc, const Peer* culprit, const std::string& why) {
     const AssocEntry* a = peers_.find_assoc(assoc);
     if (a && a->ended)

@@ -554,6 +554,10 @@ void Transport::handle_notification(const uint8_t* data, size_t len) {
         break;
     case SCTP_SEND_FAILED_EVENT: {
         const sctp_send_failed_event& f = n->sn_send_failed_event;
+        // An association that never came up ends with SCTP_CANT_STR_ASSOC, which follows the
+        // failed sends of its queued hello and data and says why (no answer).
+        if (const AssocEntry* a = peers_.find_assoc(f.ssfe_assoc_id); a && !a->up && !a->ended)
+            break;
         end_assoc(f.ssfe_assoc_id, false, SCTPM_EV_SEND_FAILED, f.ssfe_error ? static_cast<int>(f.ssfe_error) : ECONNRESET,
                   [&](const Peer& p) {
                       return "peer " + std::to_string(p.id) + ": data could not be delivered (association " +
@@ -637,8 +641,11 @@ void Transport::assoc_up(AssocId assoc) {
 // A graceful end: the peers on it go back to idle and connect again when they next send.
 void Transport::assoc_shut_down(AssocId assoc) {
     std::vector<sctpm_peer> linked;
-    if (const AssocEntry* a = peers_.find_assoc(assoc))
+    std::vector<std::string> unproven;
+    if (const AssocEntry* a = peers_.find_assoc(assoc)) {
         linked = a->peers();
+        unproven = unproven_hellos(*a);
+    }
     peers_.forget_assoc(assoc);
     bool told = false;
     for (sctpm_peer id : linked) {
@@ -669,6 +676,7 @@ void Transport::assoc_shut_down(AssocId assoc) {
         std::snprintf(ev.detail, sizeof ev.detail, "association %u shut down", assoc);
         emit(ev);
     }
+    check_unproven(unproven);
 }
 
 void Transport::handle_path_change(const sctp_paddr_change& c) {

@@ -95,6 +95,10 @@ void Transport::connect_peer(Peer& p) {
     p.link = link.outgoing_byte();
     p.state = a.up ? Peer::State::up : Peer::State::connecting;
     queue_hello(p);
+    // The hello leaves now (with the handshake, on a new association), not at the next progress
+    // call: a process that sends and then stays out of the library, or dies, has introduced
+    // itself, so the remote can name it (check_unproven) when the association ends.
+    pump(p, 0);
 }
 
 int Transport::connect(sctpm_peer id, const std::string* hello) {

@@ -19,6 +19,7 @@ MPIDI_VC_t *MPIDI_CH3I_Peer_vc(sctpm_peer peer);
 void MPIDI_CH3I_Peer_bind(sctpm_peer peer, MPIDI_VC_t * vc);
 void MPIDI_CH3I_Peer_unbind(sctpm_peer peer);
 sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const char *card);
+sctpm_peer MPIDI_CH3I_On_unproven_end(void *ctx, const void *hello, size_t len);
 int MPIDI_CH3I_Card_to_bc(const char *card, char *bc, size_t len);  /* PMI-safe form */
 int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len);
 int MPIDI_CH3I_Apply_cvars(sctpm_config * cfg, char *err, size_t errlen); /* ch3_cvars.c */

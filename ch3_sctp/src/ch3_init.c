@@ -20,7 +20,7 @@ static void read_eager_max(const sctpm_config * cfg)
 
 static sctpm_callbacks callbacks = {
     NULL, MPIDI_CH3I_On_message, MPIDI_CH3I_On_dest, MPIDI_CH3I_On_placed, MPIDI_CH3I_On_sent,
-    MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block
+    MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block, MPIDI_CH3I_On_unproven_end
 };
 
 void MPIDI_CH3I_Report(int level, const char *format, ...)

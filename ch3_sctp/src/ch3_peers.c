@@ -87,6 +87,36 @@ int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
     return p;
 }
 
+/* The peer of "P<rank> <pg id>", a member of a known process group (its VC made active), or -1. */
+static sctpm_peer member_peer(const char *text)
+{
+    int rank = -1, off = 0;
+    MPIDI_PG_t *pg = NULL;
+    MPIDI_VC_t *vc = NULL;
+    if (sscanf(text + 1, "%d %n", &rank, &off) < 1 || off == 0)
+        return -1;
+    if (MPIDI_PG_Find(text + 1 + off, &pg) != MPI_SUCCESS || pg == NULL || rank < 0 ||
+        rank >= MPIDI_PG_Get_size(pg))
+        return -1;
+    MPIDI_PG_Get_vc(pg, rank, &vc);
+    renew_closed_vc(vc);
+    if (vc->state == MPIDI_VC_STATE_INACTIVE)
+        MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
+    /* The process group's card, not the hello's: only it holds the key this process needs to open
+     * links of its own to that rank later. */
+    return MPIDI_CH3I_VC_peer(vc);
+}
+
+/* A hello blob as a C string in text (of size len), or 0 if it does not fit. */
+static int hello_text(const void *hello, size_t len, char *text, size_t size)
+{
+    if (len == 0 || len >= size)
+        return 0;
+    memcpy(text, hello, len);
+    text[len] = '\0';
+    return 1;
+}
+
 /* The hello of a link a peer opened, once the peer proved that it holds our card (the transport's
  * auth setting): "P<rank> <pg id>" for a member of a known process group, "T<tag>" for the
  * temporary VC of MPI_Comm_connect (whose port name carried our card). */
@@ -95,36 +125,18 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
     char text[4096];
     MPIDI_VC_t *vc = NULL;
     (void) ctx;
-    if (len == 0 || len >= sizeof(text))
+    if (!hello_text(hello, len, text, sizeof(text)))
         return -1;
-    memcpy(text, hello, len);
-    text[len] = '\0';
-
-    if (text[0] == 'P') {
-        int rank = -1, off = 0;
-        MPIDI_PG_t *pg = NULL;
-        if (sscanf(text + 1, "%d %n", &rank, &off) < 1 || off == 0)
-            return -1;
-        if (MPIDI_PG_Find(text + 1 + off, &pg) != MPI_SUCCESS || pg == NULL || rank < 0 ||
-            rank >= MPIDI_PG_Get_size(pg))
-            return -1;
-        MPIDI_PG_Get_vc(pg, rank, &vc);
-        renew_closed_vc(vc);
-        if (vc->state == MPIDI_VC_STATE_INACTIVE)
-            MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
-        /* The process group's card, not the hello's: only it holds the key this process needs
-         * to open links of its own to that rank later. */
-        return MPIDI_CH3I_VC_peer(vc);
-    } else if (text[0] == 'T') {
-        int tag = atoi(text + 1);
-        vc = (MPIDI_VC_t *) MPL_malloc(sizeof(MPIDI_VC_t), MPL_MEM_ADDRESS);
-        if (!vc)
-            return -1;
-        MPIDI_VC_Init(vc, NULL, 0);
-        vc->ch.port_name_tag = tag;
-    } else {
+    if (text[0] == 'P')
+        return member_peer(text);
+    if (text[0] != 'T')
         return -1;
-    }
+    int tag = atoi(text + 1);
+    vc = (MPIDI_VC_t *) MPL_malloc(sizeof(MPIDI_VC_t), MPL_MEM_ADDRESS);
+    if (!vc)
+        return -1;
+    MPIDI_VC_Init(vc, NULL, 0);
+    vc->ch.port_name_tag = tag;
     sctpm_peer p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
     if (p < 0)
         return -1;
@@ -132,9 +144,21 @@ sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const c
     /* A VC that only receives must still take part in the close handshake at MPI_Finalize. */
     if (vc->state == MPIDI_VC_STATE_INACTIVE)
         MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
-    if (text[0] == 'T' && MPIDI_CH3I_Acceptq_enqueue(vc, vc->ch.port_name_tag) != MPI_SUCCESS)
+    if (MPIDI_CH3I_Acceptq_enqueue(vc, tag) != MPI_SUCCESS)
         return -1;
     return p;
+}
+
+/* An association ended before the hello on it was proved (the transport's on_unproven_end): a
+ * member's hello names the rank the transport then checks with an association of ours, so that
+ * a rank that died holding messages for us is reported. A temporary VC's ("T") has no one to check. */
+sctpm_peer MPIDI_CH3I_On_unproven_end(void *ctx, const void *hello, size_t len)
+{
+    char text[4096];
+    (void) ctx;
+    if (!hello_text(hello, len, text, sizeof(text)) || text[0] != 'P')
+        return -1;
+    return member_peer(text);
 }
 
 void MPIDI_CH3I_Peer_unbind(sctpm_peer peer)

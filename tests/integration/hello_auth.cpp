@@ -4,7 +4,11 @@
 // a still serves b's transport, a well-behaved peer on an association of its own.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "raw_peer.hpp"
 
@@ -130,6 +134,61 @@ TEST(HelloAuth, KeylessCardCannotOpenALink) {
                         "no event names the missing key");
         },
         [](Side&) {});
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+// A process that said hello and died before its proof (its data still at home) is found out: when
+// that association ends, the channel names the peer the hello claimed to be (by its own card for it,
+// here one of a process that is gone) and the transport connects it, which fails (CANT_START).
+TEST(HelloAuth, UnprovenHelloOfADeadProcessIsChecked) {
+    auto o = run_pair_configured(
+        [](Side& s) {
+            std::vector<std::string> named;
+            sctpm_peer dead = -1;
+            // The dead process's port: bound, never read, so nothing answers there.
+            const int silent = socket(AF_INET, SOCK_DGRAM, 0);
+            sockaddr_in addr{};
+            addr.sin_family = AF_INET;
+            addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            socklen_t addr_len = sizeof addr;
+            CHILD_CHECK(silent >= 0 && bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                            getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &addr_len) == 0,
+                        "no UDP port for the dead process");
+            s.on_unproven_end = [&](Side& side, const std::string& hello) {
+                named.push_back(hello);
+                if (hello != "gone")
+                    return sctpm_peer(-1);
+                sctpm::Card card;
+                card.udp_port = ntohs(addr.sin_port);
+                card.sctp_port = 9;
+                card.addresses = {"127.0.0.1"};
+                card.key = sctpm::random_bytes(sctpm::kAuthKeyBytes);
+                dead = sctpm_peer_add(side.t, sctpm::format_card(card).c_str());
+                return dead;
+            };
+            CHILD_CHECK(s.progress_until([&] { return dead >= 0 && s.failure_of(dead) != nullptr; }),
+                        "%zu unproven hellos named, the dead one's peer %s", named.size(),
+                        dead < 0 ? "never added" : "never failed");
+            CHILD_CHECK(s.failure_of(dead)->type == SCTPM_EV_CANT_START, "%s", s.failure_of(dead)->detail);
+            CHILD_CHECK(named.size() == 1 && s.accepted.empty(), "%zu hellos named", named.size());
+            close(silent);
+            exchange_checked(s, true); // the well-behaved peer is still served
+        },
+        [](sctpm_config* cfg) {
+            set(cfg, "init_max_attempts", "1");
+            set(cfg, "rto_initial_ms", "100");
+            set(cfg, "rto_min_ms", "100");
+        },
+        [](Side& s) {
+            {
+                RawPeer dying(s.peer_card);
+                CHILD_CHECK(dying.send({hello_frame("gone", dying.card())}) == 1, "hello not sent");
+                CHILD_CHECK(!dying.receive(sctpm::FrameKind::challenge).empty(), "the hello was not challenged");
+                dying.endpoint().abort(dying.assoc()); // dies without its proof
+            }
+            exchange_checked(s, false);
+        },
+        {});
     EXPECT_TRUE(o.ok()) << o.describe();
 }
 

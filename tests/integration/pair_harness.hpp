@@ -59,6 +59,8 @@ struct Side {
     std::function<sctpm_peer(Side&, const std::string& hello, const char* card)> on_hello;
     std::map<std::string, sctpm_peer> accepted; // for the hook's use: peers it created, by hello
     std::function<void(int entering)> on_block;  // if set: called around a blocked progress wait
+    // If set: names the peer to check for a hello whose association ended before its proof.
+    std::function<sctpm_peer(Side&, const std::string& hello)> on_unproven_end;
     static bool is_failure(const sctpm_event& e) {
         return e.type == SCTPM_EV_ASSOC_LOST || e.type == SCTPM_EV_CANT_START || e.type == SCTPM_EV_PROTOCOL_ERROR ||
                e.type == SCTPM_EV_SEND_FAILED;
@@ -159,6 +161,11 @@ inline sctpm_peer cb_hello(void* ctx, const void* hello, size_t len, const char*
     return s->other;
 }
 
+inline sctpm_peer cb_unproven_end(void* ctx, const void* hello, size_t len) {
+    Side* s = static_cast<Side*>(ctx);
+    return s->on_unproven_end ? s->on_unproven_end(*s, std::string(static_cast<const char*>(hello), len)) : -1;
+}
+
 inline void cb_block(void* ctx, int entering) {
     Side* s = static_cast<Side*>(ctx);
     if (s->on_block)
@@ -184,7 +191,7 @@ inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool
     if (setup)
         setup(cfg);
     static Side side;
-    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, cb_block};
+    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, cb_block, cb_unproven_end};
     side.t = sctpm_open(cfg, nullptr, "test", 4, &cb, err, sizeof err);
     CHILD_CHECK(side.t, "sctpm_open: %s", err);
     sctpm_config_free(cfg);

@@ -14,7 +14,12 @@
  * then waits for data that never comes (also in no queue CH3 fails). On a loaded machine the first
  * form can meet the same case, when rank 1 dies before the clear-to-send reaches it.
  *
- *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s [late]]
+ * With "unproven", rank 1 sends one small (eager) message and leaves MPI at once, then _exits:
+ * its new link's hello went out, but it never answered rank 0's challenge, so its message stays
+ * with it and rank 0 never learns who that association was (the transport's on_unproven_end).
+ * Rank 0's receive of that message must fail, not wait forever.
+ *
+ *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s [late|unproven]]
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
@@ -39,6 +44,7 @@ int main(int argc, char **argv)
 {
     int rank, nprocs, limit = argc > 1 ? atoi(argv[1]) : 30;
     int late = argc > 2 && strcmp(argv[2], "late") == 0;
+    int unproven = argc > 2 && strcmp(argv[2], "unproven") == 0;
     signal(SIGUSR1, SIG_IGN); /* hydra's notice that a rank died */
     signal(SIGALRM, on_alarm);
     MPI_Init(&argc, &argv);
@@ -55,6 +61,11 @@ int main(int argc, char **argv)
     if (rank == 1) {
         MPI_Request r;
         int done = 0;
+        if (unproven) {
+            MPI_Send(buf, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            usleep(100000); /* out of MPI: rank 0's challenge is never answered */
+            _exit(3);
+        }
         MPI_Isend(buf, BYTES, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
         if (late) {
             char go;
