@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install missing Debian packages (as root), build, run the transport benchmark
-# build/bin/sctp-perf (both sides on loopback), then build MPICH 4.0.2 with ch3:sctp, ch3:hybrid
+# build/bin/sctp-perf (both sides on loopback), then build the default MPICH (5.0.1) with ch3:sctp, ch3:hybrid
 # and the stock ch3:sock beside them (about 20 minutes the first time, cached afterwards) and run
 # MPI jobs: OSU-style latency and bandwidth between two ranks, with sctp/sock ratios; then
 # one-sided put bandwidth, get latency and the mixed benchmark, with hybrid/sctp ratios.
@@ -74,7 +74,7 @@ step_multirail() {
 add_step deps "Debian packages" step_deps --always --stop
 add_step build "Build (build/)" step_build --stop
 add_step sctp-perf "SCTP transport benchmark on loopback" step_perf
-add_step mpich "MPICH 4.0.2 with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
+add_step mpich "MPICH $MPICH_DEFAULT_VERSION with ch3:sctp, ch3:hybrid and ch3:sock (build/install)" step_mpich_installs --stop
 add_step mpi "MPI latency and bandwidth, ch3:sctp beside ch3:sock" step_mpi
 add_step onesided "MPI one-sided: ch3:hybrid and ch3:sock against ch3:sctp" step_onesided
 add_step multirail "Two rails on a virtual cluster, a rail pulled mid-run (root)" step_multirail

@@ -6,9 +6,9 @@
 # MPICH_DEBIAN_VERSION: the version whose source comes from Debian 12's package (tools/mpich-fetch);
 #   any other version comes from a tarball or tree (tools/mpich-source).
 # MPICH_OTHER_VERSIONS: the versions gated besides the default (check.sh's mpich-other step).
-MPICH_DEFAULT_VERSION=${MPICH_DEFAULT_VERSION:-4.0.2}
+MPICH_DEFAULT_VERSION=${MPICH_DEFAULT_VERSION:-5.0.1}
 MPICH_DEBIAN_VERSION=4.0.2
-MPICH_OTHER_VERSIONS=${MPICH_OTHER_VERSIONS:-5.0.1}
+MPICH_OTHER_VERSIONS=${MPICH_OTHER_VERSIONS:-4.0.2}
 
 # mpich_version_of TREE: the MPICH version the tree's maint/version.m4 defines (empty if none).
 mpich_version_of() {
