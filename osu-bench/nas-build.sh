@@ -66,7 +66,9 @@ nas_build() {
     shift 2
     read -r fc cc lib <<<"$(nas_compilers "$inst")"
     [[ -x $(command -v "$fc") && -e $lib ]] || { echo "no MPI install $inst ($fc, $lib)" >&2; return 1; }
+    # Per install as it really is (build/install/ch3-sctp links to the default MPICH's).
     dir=$NPB_BUILD/$inst
+    [[ $inst == openmpi ]] || dir=$NPB_BUILD/$(realpath -m --relative-to="$INST" "$INST/$inst")
     mkdir -p "$dir"
     nas_source "$dir" >>"$dir/build.log" 2>&1 || return 1
     nas_make_def "$fc" "$cc" >"$dir/src/config/make.def.new"
