@@ -304,6 +304,17 @@ struct Harness {
         return p;
     }
 
+    // An association ended with hellos unproven: the answer, by the blob's last byte, is no peer,
+    // a peer this side added (the transport then connects it if idle: connect_peer from inside
+    // end_assoc, while the receive path may be half-way through a message), or an id of no peer.
+    static sctpm_peer on_unproven_end(void* ctx, const void* hello, size_t len) {
+        Harness& h = of(ctx);
+        const uint8_t b = len ? static_cast<const uint8_t*>(hello)[len - 1] : 0;
+        if (b % 3 == 1 && !h.added.empty())
+            return h.added[(b / 3) % h.added.size()];
+        return b % 3 == 2 ? 4242 : -1;
+    }
+
     void bind(sctpm_peer p, const LinkId& id) {
         if (p < 0 || p == 4242)
             return;
@@ -825,6 +836,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     cb.on_sent = Harness::on_sent;
     cb.on_event = Harness::on_event;
     cb.on_hello = Harness::on_hello;
+    cb.on_unproven_end = Harness::on_unproven_end;
     auto sock = std::make_unique<ScriptedSocket>();
     h.sock = sock.get();
     h.t = std::make_unique<Transport>(h.s, std::move(sock), 5000, "victim", cb);
