@@ -147,13 +147,28 @@ int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iov
     return MPI_SUCCESS;
 }
 
+/* CH3's callers free a request whose iSend/iSendv failed only once, which leaves the reference
+ * the send holds, and with it (from MPICH 4.1) one on the communicator: MPI_Finalize then warns of
+ * a builtin communicator's pending references. A lost peer completes the request with its error
+ * instead, as when the send fails later (MPIDI_CH3I_On_sent), and the operation reports it when it
+ * completes. */
+static int completed_if_failed(MPIR_Request * sreq, int mpi_errno)
+{
+    if (mpi_errno == MPI_SUCCESS || MPIR_Request_is_complete(sreq))
+        return mpi_errno;
+    /* every part it counts fails: a synchronous send's receiver acknowledgement too */
+    while (!MPIR_Request_is_complete(sreq))
+        MPIDI_CH3I_Complete_with_error(sreq, mpi_errno);
+    return MPI_SUCCESS;
+}
+
 int MPIDI_CH3_iSend(MPIDI_VC_t * vc, MPIR_Request * sreq, void *hdr, intptr_t hdr_sz)
 {
     struct iovec iov[1];
     MPIR_Assert(hdr_sz <= (intptr_t) sizeof(MPIDI_CH3_Pkt_t));
     if (hdr != &sreq->dev.pending_pkt)
         memcpy(&sreq->dev.pending_pkt, hdr, hdr_sz);
-    return MPIDI_CH3I_Send_request(vc, sreq, iov, 1);
+    return completed_if_failed(sreq, MPIDI_CH3I_Send_request(vc, sreq, iov, 1));
 }
 
 int MPIDI_CH3_iSendv(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n_iov)
@@ -164,7 +179,7 @@ int MPIDI_CH3_iSendv(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, in
         memcpy(&sreq->dev.pending_pkt, iov[0].iov_base, iov[0].iov_len);
     for (int i = 1; i < n_iov; i++)
         local[i] = iov[i];
-    return MPIDI_CH3I_Send_request(vc, sreq, local, n_iov);
+    return completed_if_failed(sreq, MPIDI_CH3I_Send_request(vc, sreq, local, n_iov));
 }
 
 /* A send request for a message whose buffers the caller keeps valid until it completes (one
@@ -180,14 +195,27 @@ MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt)
     return sreq;
 }
 
+/* A request-to-send that could not go: CH3's MPIDI_CH3_RndvSend frees its send request only once
+ * on that error (the same leak as above), so the request fails here instead, with the error, as it
+ * would when the peer is lost after the request-to-send went (ch3_awaited.c). */
+static int rndv_failed_here(const MPIDI_CH3_Pkt_t * pkt, MPI_Request awaited, int mpi_errno)
+{
+    MPIR_Request *sreq = NULL;
+    if (mpi_errno == MPI_SUCCESS || pkt->type != MPIDI_CH3_PKT_RNDV_REQ_TO_SEND)
+        return mpi_errno;
+    MPIR_Request_get_ptr(awaited, sreq);
+    return sreq ? completed_if_failed(sreq, mpi_errno) : mpi_errno;
+}
+
 static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
-    MPI_Request awaited = MPIDI_CH3I_Answer_asked((const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
+    const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
+    MPI_Request awaited = MPIDI_CH3I_Answer_asked(pkt);
     int mpi_errno;
-    MPIDI_CH3I_Target_sending(vc, (const MPIDI_CH3_Pkt_t *) iov[0].iov_base);
-    if (MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno))
-        return awaited_if_sent(vc, awaited, mpi_errno);
-    return awaited_if_sent(vc, awaited, MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr));
+    MPIDI_CH3I_Target_sending(vc, pkt);
+    if (!(MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno)))
+        mpi_errno = MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr);
+    return rndv_failed_here(pkt, awaited, awaited_if_sent(vc, awaited, mpi_errno));
 }
 
 int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
@@ -216,8 +244,15 @@ int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Req
                                     MPI_ERR_OTHER, "**nomemreq", 0);
     for (int i = 1; i < n; i++)
         local[i] = iov[i];
+    int mpi_errno = MPIDI_CH3I_Send_request_now(vc, sreq, local, n);
+    if (mpi_errno != MPI_SUCCESS && !MPIR_Request_is_complete(sreq)) {
+        /* CH3 drops the request of a start that failed: both references are ours to release */
+        MPIR_Object_set_ref(sreq, 1);
+        MPIR_Request_free(sreq);
+        sreq = NULL;
+    }
     *sreq_ptr = sreq;
-    return MPIDI_CH3I_Send_request_now(vc, sreq, local, n);
+    return mpi_errno;
 }
 
 int MPIDI_CH3_iStartMsg(MPIDI_VC_t * vc, void *pkt, intptr_t pkt_sz, MPIR_Request ** sreq_ptr)
