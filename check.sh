@@ -176,6 +176,10 @@ step_mpich_other() {
     local -a channels
     read -r -a channels <<<"${MPICH_OTHER_CHANNELS:-hybrid}"
     for v in $MPICH_OTHER_VERSIONS; do
+        if [[ $v == "$MPICH_DEFAULT_VERSION" ]]; then # MPICH_DEFAULT_VERSION=4.0.2: gated above already
+            step_note "MPICH $v is the default version this run: gated by the steps above"
+            continue
+        fi
         if ! mpich_installs "$v" "${channels[@]}"; then
             rc=1
             continue
