@@ -1,6 +1,6 @@
 # Builds the NAS Parallel Benchmarks (NPB 3.4, MPI) against one MPI install; sourced by run-nas,
 # which sets REPO, INST (build/install), NPB_BUILD (build/npb) and NPB_SRC (the NPB3.4-MPI
-# tarball or its unpacked folder).
+# tarball or its unpacked folder), and has sourced tools/lib/mpich-versions.sh (real_install).
 #
 #   nas_build INSTALL CLASS BENCH...   INSTALL: a name under build/install, or openmpi (Debian's
 #                                      Open MPI); binaries land in NPB_BUILD/INSTALL/<bench>.<class>.x
@@ -66,9 +66,8 @@ nas_build() {
     shift 2
     read -r fc cc lib <<<"$(nas_compilers "$inst")"
     [[ -x $(command -v "$fc") && -e $lib ]] || { echo "no MPI install $inst ($fc, $lib)" >&2; return 1; }
-    # Per install as it really is (build/install/ch3-sctp links to the default MPICH's).
     dir=$NPB_BUILD/$inst
-    [[ $inst == openmpi ]] || dir=$NPB_BUILD/$(realpath -m --relative-to="$INST" "$INST/$inst")
+    [[ $inst == openmpi ]] || dir=$NPB_BUILD/$(real_install "$inst")
     mkdir -p "$dir"
     nas_source "$dir" >>"$dir/build.log" 2>&1 || return 1
     nas_make_def "$fc" "$cc" >"$dir/src/config/make.def.new"
