@@ -61,6 +61,16 @@ RAND = randdp
 EOF
 }
 
+# nas_link_name INST DIR: NPB_BUILD/INST leads to DIR, the folder of the MPICH the install name
+# INST stands for now (ch3-sctp -> 5.0.1/ch3-sctp), since run-nas and the virtual-cluster jobs run
+# NPB_BUILD/INST/<bench>.x. A real folder left there by the older layout goes.
+nas_link_name() {
+    local inst=$1 dir=$2 name=$NPB_BUILD/$1
+    [[ $dir == "$name" ]] && return 0
+    [[ -L $name || ! -e $name ]] || rm -rf "$name"
+    ln -sfn "$(realpath -m --relative-to="$(dirname "$name")" "$dir")" "$name"
+}
+
 nas_build() {
     local inst=$1 class=$2 fc cc lib dir b bin
     shift 2
@@ -69,6 +79,7 @@ nas_build() {
     dir=$NPB_BUILD/$inst
     [[ $inst == openmpi ]] || dir=$NPB_BUILD/$(real_install "$inst")
     mkdir -p "$dir"
+    nas_link_name "$inst" "$dir"
     nas_source "$dir" >>"$dir/build.log" 2>&1 || return 1
     nas_make_def "$fc" "$cc" >"$dir/src/config/make.def.new"
     cmp -s "$dir/src/config/make.def.new" "$dir/src/config/make.def" ||
