@@ -160,8 +160,14 @@ int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno)
         MPIR_Request *req = still_awaiting(vc, awaiting[i]);
         if (req) {
             req->ch.awaited_from = NULL;
+            /* A send or a receive carries the error to the call that waits on it, which frees
+             * it. Raised from progress as well, the error would fail whichever call polls next
+             * (MPI_Test returns a progress error before it looks at its request, which then
+             * stays allocated, with a reference on its communicator). An RMA operation's
+             * request is internal: only a raised error reaches its window's call. */
+            if (req->kind != MPIR_REQUEST_KIND__SEND && req->kind != MPIR_REQUEST_KIND__RECV)
+                waited = 1;
             MPIDI_CH3I_Complete_with_error(req, mpi_errno);
-            waited = 1;
         }
     }
     MPL_free(awaiting);
