@@ -55,4 +55,26 @@ static inline int MPIDI_CH3I_Allgather_bytes_inplace(void *recvbuf, MPI_Aint byt
 #endif
 }
 
+/* ---- For the channel's own files only (they include mpidi_ch3_impl.h, which defines its guard
+ * before MPICH's headers bring this one in). Every MPICH file compiles what is above; what is
+ * below is skipped there, so a change to it leaves their preprocessed text, and ccache's hits,
+ * as they were (a change above recompiles all of MPICH). ---- */
+#ifdef MPIDI_CH3_IMPL_H_INCLUDED
+
+/* Whether CH3's MPIDI_CH3U_Check_for_failed_procs may read the process manager's list of dead
+ * processes. By 5.0 it reads the list with MPIR_pmi_get_jobattr and dereferences the result,
+ * NULL under a process manager without that key (MPICH built for a third party's PMI); 4.0 reads
+ * it into a buffer of its own and returns a PMI error instead. */
+static inline int MPIDI_CH3I_Pm_lists_dead_procs(void)
+{
+#if MPIDI_CH3I_MPICH_AT_LEAST(5, 0)
+    char *list = MPIR_pmi_get_jobattr("PMI_dead_processes");
+    MPL_free(list);
+    return list != NULL;
+#else
+    return 1;
+#endif
+}
+
+#endif /* MPIDI_CH3_IMPL_H_INCLUDED */
 #endif /* MPIDI_CH3_COMPAT_H_INCLUDED */

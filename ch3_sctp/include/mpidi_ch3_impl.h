@@ -39,6 +39,12 @@ void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);
 int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc);
 
+/* ch3_recv.c: the peer is lost (why: for the notice); its receives, sends and windows fail. */
+void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why);
+/* ch3_progress.c: hydra's notices of dead processes (SIGUSR1), read from MPI_Init to finalize. */
+int MPIDI_CH3I_Dead_notices_start(void);
+void MPIDI_CH3I_Dead_notices_stop(void);
+
 /* ch3_awaited.c: requests waiting for a peer's answer (clear-to-send, sync acknowledgement, RMA
  * response), listed per VC so that they fail when it is lost. */
 MPI_Request MPIDI_CH3I_Answer_asked(const MPIDI_CH3_Pkt_t * pkt); /* the request it asks an answer for */

@@ -79,6 +79,9 @@ int MPIDI_CH3_Init(int has_parent, MPIDI_PG_t * pg_p, int pg_rank)
     mpi_errno = MPIDI_CH3I_Progress_init();
     if (mpi_errno)
         return mpi_errno;
+    mpi_errno = MPIDI_CH3I_Dead_notices_start();
+    if (mpi_errno)
+        return mpi_errno;
     MPIDI_CH3I_Pvars_register(pg_p->size);
     MPIDI_CH3I_Card_to_bc(sctpm_card(MPIDI_CH3I_sctp), bc, sizeof(bc));
     return MPIDI_PG_SetConnInfo(pg_rank, bc);
@@ -91,6 +94,7 @@ int MPIDI_CH3_InitCompleted(void)
 
 int MPIDI_CH3_Finalize(void)
 {
+    MPIDI_CH3I_Dead_notices_stop();     /* its handler wakes the transport closed below */
     if (MPIDI_CH3I_ext.finalize)
         MPIDI_CH3I_ext.finalize();      /* e.g. queue pairs and sockets, before the stack they use */
     if (MPIDI_CH3I_sctp) {

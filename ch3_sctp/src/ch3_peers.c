@@ -67,6 +67,8 @@ int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
 {
     char bc[SCTPM_CARD_MAX], card[SCTPM_CARD_MAX];
     renew_closed_vc(vc);
+    if (vc->ch.failed)
+        return -1;      /* lost: its association failed, or the process manager reports it dead */
     if (vc->ch.peer >= 0)
         return vc->ch.peer;
     if (vc->pg == NULL)

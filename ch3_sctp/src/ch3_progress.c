@@ -1,6 +1,9 @@
 /* ch3:sctp: the progress engine is the transport's pipeline; this file adds CH3's completion
- * counting, the thread hand-off (the global lock is released while blocked) and VC termination. */
+ * counting, the thread hand-off (the global lock is released while blocked), VC termination and
+ * the process manager's notices of dead processes. */
 #include "mpidi_ch3_impl.h"
+#include <signal.h>
+#include <time.h>
 
 volatile unsigned int MPIDI_CH3I_progress_completion_count = 0;
 #ifdef MPICH_IS_THREADED
@@ -44,10 +47,107 @@ static int transport_failed(void)
                                 sctpm_last_error(MPIDI_CH3I_sctp));
 }
 
+/* ---- Processes the process manager reports dead ----
+ * A rank that dies before it ever talked to us leaves no association whose end we would see, so
+ * a receive posted for it would wait forever. Under mpiexec -disable-auto-cleanup, hydra lists the
+ * dead ranks in the job attribute PMI_dead_processes and sends the survivors SIGUSR1 (what CH3's
+ * nemesis channel reads too). The handler only counts and wakes the progress engine; a progress
+ * round then reads the list (CH3's MPIDI_CH3U_Check_for_failed_procs), which terminates each newly
+ * dead rank's VC: MPIDI_CH3_Connection_terminate fails it as a lost association. hydra signals
+ * the dead rank's neighbours under its own proxy before it updates the list, so after a notice
+ * the list is read again every DEAD_RECHECK_US, DEAD_RECHECKS times. */
+#define DEAD_RECHECK_US 100000
+#define DEAD_RECHECKS 30
+
+static volatile sig_atomic_t dead_notices;      /* written by the handler only */
+static sig_atomic_t dead_notices_read;
+static int dead_rechecks_left;
+static int64_t dead_next_check_us;
+static struct sigaction sigusr1_before;
+static int sigusr1_ours;
+
+static void on_sigusr1(int sig, siginfo_t * info, void *uctx)
+{
+    dead_notices = dead_notices + 1;
+    if (MPIDI_CH3I_sctp)
+        sctpm_wakeup(MPIDI_CH3I_sctp);  /* atomics and an eventfd write: async-signal-safe */
+    /* A handler the application had is still called; SIG_DFL (terminate) and SIG_IGN are not. */
+    if (sigusr1_before.sa_flags & SA_SIGINFO) {
+        if (sigusr1_before.sa_sigaction)
+            sigusr1_before.sa_sigaction(sig, info, uctx);
+    } else if (sigusr1_before.sa_handler != SIG_DFL && sigusr1_before.sa_handler != SIG_IGN) {
+        sigusr1_before.sa_handler(sig);
+    }
+}
+
+int MPIDI_CH3I_Dead_notices_start(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_sigusr1;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;      /* the application's own calls are not interrupted */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, &sigusr1_before) != 0)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**signal", "**signal %s", strerror(errno));
+    sigusr1_ours = 1;
+    return MPI_SUCCESS;
+}
+
+void MPIDI_CH3I_Dead_notices_stop(void)
+{
+    if (sigusr1_ours)
+        sigaction(SIGUSR1, &sigusr1_before, NULL);
+    sigusr1_ours = 0;
+}
+
+static int64_t monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Reads the list when a notice came, and again while rechecks are due. A list that cannot be read
+ * (a process manager without one) is named once; it does not fail the MPI call that polled. */
+static void check_dead_procs(void)
+{
+    static int unreadable_reported;
+    sig_atomic_t notices = dead_notices;
+    int mpi_errno;
+    if (MPIR_Process.comm_world == NULL)
+        return; /* MPI_Finalize freed it (MPICH 5.0 does, before CH3 closes the VCs): CH3 reads
+                 * the list into a group of MPI_COMM_WORLD */
+    if (notices != dead_notices_read) {
+        dead_notices_read = notices;
+        dead_rechecks_left = DEAD_RECHECKS + 1;
+    } else if (dead_rechecks_left == 0 || monotonic_us() < dead_next_check_us) {
+        return;
+    }
+    dead_rechecks_left--;
+    dead_next_check_us = monotonic_us() + DEAD_RECHECK_US;
+    mpi_errno = MPIDI_CH3I_Pm_lists_dead_procs() ? MPIDI_CH3U_Check_for_failed_procs()
+        : MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                               MPI_ERR_OTHER, "**pmi_kvs_get", NULL);
+    if (mpi_errno != MPI_SUCCESS) {
+        dead_rechecks_left = 0;
+        if (!unreadable_reported++)
+            MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "SIGUSR1 came, but the process manager's "
+                              "list of dead processes (PMI_dead_processes) cannot be read");
+    }
+}
+
+/* How long a blocking round may sleep: until the next recheck of the list, if one is due. */
+static int64_t block_us(void)
+{
+    return dead_rechecks_left ? DEAD_RECHECK_US : -1;
+}
+
 int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 {
     int mpi_errno = MPI_SUCCESS, made_progress = 0, rc;
 
+    check_dead_procs();
     mpi_errno = MPIDI_CH3I_Progress_hooks(&made_progress);
     if (mpi_errno || (made_progress && !blocking))
         return mpi_errno;
@@ -79,7 +179,7 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 #endif
         MPIDI_CH3I_Rma_target_safe(1);
         /* A loss handled just now may have raised an error: return it, do not block first. */
-        rc = MPIDI_CH3I_pending_errno ? 0 : sctpm_progress(MPIDI_CH3I_sctp, -1);
+        rc = MPIDI_CH3I_pending_errno ? 0 : sctpm_progress(MPIDI_CH3I_sctp, block_us());
         MPIDI_CH3I_Rma_target_safe(0);
 #ifdef MPICH_IS_THREADED
         MPIDI_CH3I_progress_blocked = FALSE;
@@ -90,6 +190,7 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
             mpi_errno = transport_failed();
         if (mpi_errno)
             break;
+        check_dead_procs();
         mpi_errno = MPIDI_CH3I_Progress_hooks(&made_progress);
         if (mpi_errno)
             break;
@@ -149,9 +250,14 @@ int MPIDI_CH3I_Progress_finalize(void)
 }
 
 /* CH3 finished the close handshake on this VC: the association itself stays (one socket serves
- * every peer); the VC just returns to the unconnected state. */
+ * every peer); the VC just returns to the unconnected state. Called in any other state, CH3 read
+ * that the VC's process died (check_dead_procs): the VC fails as if its association was lost. */
 int MPIDI_CH3_Connection_terminate(MPIDI_VC_t * vc)
 {
+    if (vc->state != MPIDI_VC_STATE_CLOSED) {
+        MPIDI_CH3I_Fail_vc(vc, "the process manager reports it dead");
+        return MPI_SUCCESS;
+    }
     vc->ch.recv_active = NULL;
     vc->ch.closed = 1;
     return MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED);

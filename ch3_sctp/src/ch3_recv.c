@@ -43,7 +43,7 @@ static void packet_done(MPIDI_VC_t * vc)
         MPIDI_CH3I_ext.after_packet(vc);
 }
 
-static void fail_vc(MPIDI_VC_t * vc, const char *why)
+void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why)
 {
     MPIR_Request *filling = vc->ch.recv_active;
     if (vc->ch.failed)
@@ -85,14 +85,14 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
         return 0;
     }
     if (head_len < sizeof(pkt)) {
-        fail_vc(vc, "a message shorter than a CH3 packet header arrived");
+        MPIDI_CH3I_Fail_vc(vc, "a message shorter than a CH3 packet header arrived");
         return 0;
     }
     memcpy(&pkt, head, sizeof(pkt));    /* aligned copy */
     if (pkt.type < 0 || pkt.type >= MPIDI_CH3I_PKT_TYPES || !pktArray[pkt.type]) {
         char why[96];
         snprintf(why, sizeof(why), "unknown CH3 packet type %d", (int) pkt.type);
-        fail_vc(vc, why);
+        MPIDI_CH3I_Fail_vc(vc, why);
         return 0;
     }
     buflen = (intptr_t) (head_len - sizeof(pkt));
@@ -191,7 +191,7 @@ void MPIDI_CH3I_On_event(void *ctx, const sctpm_event * ev)
         case SCTPM_EV_SEND_FAILED:
         case SCTPM_EV_PROTOCOL_ERROR:
             if (vc)
-                fail_vc(vc, ev->detail);
+                MPIDI_CH3I_Fail_vc(vc, ev->detail);
             else if (ev->peer < 0)      /* unidentified association */
                 MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "%s", ev->detail);
             break;

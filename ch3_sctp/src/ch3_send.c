@@ -38,8 +38,8 @@ int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_ERR_SET2(mpi_errno, MPIX_ERR_PROC_FAILED, "**comm_fail", "**comm_fail %d %s",
-                  vc->pg_rank, rc == -ECONNRESET ? "the SCTP association with this peer failed"
-                  : strerror(-rc));
+                  vc->pg_rank, rc == -ECONNRESET ? "the peer is lost (its SCTP association "
+                  "failed, or the process manager reports it dead)" : strerror(-rc));
     if (vc->ch.failed)
         MPIDI_CH3I_Rma_send_failed(vc); /* a flush or unlock may just have counted on an answer */
     return mpi_errno;
@@ -133,7 +133,7 @@ int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iov
     sctpm_key key;
     int rc;
     if (MPIDI_CH3I_VC_peer(vc) < 0)
-        return MPIDI_CH3I_Peer_error(vc, -EHOSTUNREACH);
+        return MPIDI_CH3I_Peer_error(vc, vc->ch.failed ? -ECONNRESET : -EHOSTUNREACH);
     sreq->ch.vc = vc;
     MPIDI_CH3I_Key_of(&sreq->dev.pending_pkt, sreq, &key);
     iov[0].iov_base = &sreq->dev.pending_pkt;
@@ -225,7 +225,7 @@ int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Req
     int rc;
     *sreq_ptr = NULL;
     if (MPIDI_CH3I_VC_peer(vc) < 0)
-        return MPIDI_CH3I_Peer_error(vc, -EHOSTUNREACH);
+        return MPIDI_CH3I_Peer_error(vc, vc->ch.failed ? -ECONNRESET : -EHOSTUNREACH);
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
     if (total <= MPIDI_CH3I_COPY_LIMIT) {

@@ -18,7 +18,8 @@
  *
  * Launching (hydra): mpiexec kills the whole job when a rank dies unless started with
  * -disable-auto-cleanup; it then sends SIGUSR1 to the survivors, whose default action would
- * kill them (ch3 installs no handler), so this program ignores SIGUSR1.  A hydra proxy also
+ * kill them (ch3:sock installs no handler), so this program ignores SIGUSR1 before MPI_Init
+ * (ch3:sctp then installs its own, see death_notices.h).  A hydra proxy also
  * SIGKILLs all of its processes when one of them dies by a signal, so abort() needs the victim
  * under its own proxy:
  *   mpiexec -disable-auto-cleanup -n 3 peer_failure exit [limit_s]
@@ -28,6 +29,7 @@
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
+#include "death_notices.h"
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -191,6 +193,7 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
     setvbuf(stdout, NULL, _IOLBF, 0);
     MPI_Init(&argc, &argv);
+    death_notices_after_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -17,6 +17,7 @@
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
+#include "death_notices.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     int provided;
     MPI_Init(&argc, &argv);
+    death_notices_after_init();
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

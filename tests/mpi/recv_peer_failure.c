@@ -19,10 +19,16 @@
  * with it and rank 0 never learns who that association was (the transport's on_unproven_end).
  * Rank 0's receive of that message must fail, not wait forever.
  *
- *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s [late|unproven]]
+ * With "silent", rank 1 _exits right after MPI_Init, before any message: no association with it
+ * ever exists, so only the process manager can tell rank 0 (hydra's PMI_dead_processes and its
+ * SIGUSR1 under -disable-auto-cleanup). Rank 0's receive must fail, and so must a later send
+ * (known dead, the rank gets nothing: a success would mean a byte silently lost).
+ *
+ *   mpiexec -disable-auto-cleanup -n 2 recv_peer_failure [limit_s [late|unproven|silent]]
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
+#include "death_notices.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +51,11 @@ int main(int argc, char **argv)
     int rank, nprocs, limit = argc > 1 ? atoi(argv[1]) : 30;
     int late = argc > 2 && strcmp(argv[2], "late") == 0;
     int unproven = argc > 2 && strcmp(argv[2], "unproven") == 0;
+    int silent = argc > 2 && strcmp(argv[2], "silent") == 0;
     signal(SIGUSR1, SIG_IGN); /* hydra's notice that a rank died */
     signal(SIGALRM, on_alarm);
     MPI_Init(&argc, &argv);
+    death_notices_after_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -61,6 +69,8 @@ int main(int argc, char **argv)
     if (rank == 1) {
         MPI_Request r;
         int done = 0;
+        if (silent)
+            _exit(3);
         if (unproven) {
             MPI_Send(buf, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
             usleep(100000); /* out of MPI: rank 0's challenge is never answered */
@@ -89,6 +99,14 @@ int main(int argc, char **argv)
     alarm(0);
     printf("recv_peer_failure: MPI_Recv returned %s\n",
            rc == MPI_SUCCESS ? "MPI_SUCCESS (the whole message came before the death)" : "an error");
+    if (silent) {
+        /* rank 1 never sent anything: a success would be invented data */
+        if (rc == MPI_SUCCESS)
+            printf("recv_peer_failure: FAIL: a receive from a rank that sent nothing succeeded\n");
+        rc = MPI_Send(buf, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+        printf("recv_peer_failure: a later MPI_Send to it returned %s\n",
+               rc == MPI_SUCCESS ? "MPI_SUCCESS: FAIL (the byte went nowhere)" : "an error");
+    }
     printf("recv_peer_failure: OK\n");
     fflush(stdout);
     alarm(limit);

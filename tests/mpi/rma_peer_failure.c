@@ -18,6 +18,7 @@
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
+#include "death_notices.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
     signal(SIGUSR1, SIG_IGN); /* hydra's notice that a rank died */
     signal(SIGALRM, on_alarm);
     MPI_Init(&argc, &argv);
+    death_notices_after_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
