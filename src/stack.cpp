@@ -2,6 +2,7 @@
 
 #include "heap_policy.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -24,6 +25,14 @@ bool g_started = false;
 StackInfo g_info;
 
 std::string errno_text(int e) { return std::string(std::strerror(e)); }
+
+// Long enough for queued data to drain at a graceful end (the caller of sctpm_close bounds its own
+// wait; what is left after it drains in the background), never shorter than RFC 4960's 5 x RTO.max.
+uint32_t shutdown_guard_seconds(const Settings& s) {
+    constexpr uint32_t kMinGuardSeconds = 60;
+    const uint64_t rfc_seconds = (uint64_t{5} * s.rto_max_ms + 999) / 1000;
+    return static_cast<uint32_t>(std::max<uint64_t>(kMinGuardSeconds, rfc_seconds));
+}
 
 // Whether `port` can be bound on both families (usrsctp binds both): bind, then close at once.
 bool udp_port_free(uint16_t port) {
@@ -201,6 +210,10 @@ void apply_stack_sysctls(const Settings& s) {
     // reset that count; unanswered ones do not).
     usrsctp_sysctl_set_sctp_max_retran_chunk(0);
     usrsctp_sysctl_set_sctp_ecn_enable(0);
+    // A graceful end (SCTP_EOF, sctpm_close) is aborted by the stack when its queued data is not
+    // all acknowledged within the shutdown guard time, by default 5 x RTO.max: 1.5 s with ours,
+    // less than a receiver may compute before it reads again. The data is then lost.
+    usrsctp_sysctl_set_sctp_shutdown_guard_time_default(shutdown_guard_seconds(s));
 }
 
 StackInfo start_stack(const Settings& s) {

@@ -695,3 +695,34 @@ TEST(TransportPair, StackAcknowledgesWhileTheReceiverComputes) {
     unlink(marker);
     EXPECT_TRUE(o.ok()) << o.describe();
 }
+
+// A graceful close delivers what the stack still holds even when the receiver reads it only
+// seconds later: the stack's shutdown guard (5 x RTO.max by default, 1.5 s with ours) must not
+// abort the association first and lose the rest of the message.
+TEST(TransportPair, CloseDeliversToAReceiverThatReadsLate) {
+    auto o = run_pair(
+        [](Side& s) {
+            send_all(s, {make_message(0, 100)});
+            expect_messages(s, 1); // b is up and about to compute
+            // Handed to the stack, most of it beyond b's receive window: the harness's
+            // sctpm_close (5 s) must shut down gracefully behind it.
+            send_all(s, {make_message(1, 3u << 20)});
+        },
+        [](Side& s) {
+            expect_messages(s, 1);
+            send_all(s, {make_message(0, 100)});
+            sleep(3); // compute, no transport call, while a closes
+            expect_messages(s, 2);
+            CHILD_CHECK(s.messages[1].size() == 3u << 20, "size %zu", s.messages[1].size());
+            auto shut_down = [&] {
+                return std::any_of(s.events.begin(), s.events.end(), [](const sctpm_event& e) { return e.type == SCTPM_EV_SHUTDOWN; });
+            };
+            CHILD_CHECK(s.progress_until(shut_down, 10), "the association did not end gracefully");
+            expect_no_failure(s);
+        },
+        [](sctpm_config* c) {
+            set(c, "sndbuf", "4M");
+            set(c, "rcvbuf", "256K");
+        });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
