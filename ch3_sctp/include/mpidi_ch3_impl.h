@@ -44,6 +44,8 @@ void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why);
 /* ch3_progress.c: hydra's notices of dead processes (SIGUSR1), read from MPI_Init to finalize. */
 int MPIDI_CH3I_Dead_notices_start(void);
 void MPIDI_CH3I_Dead_notices_stop(void);
+/* ch3_progress.c: a lost rank of MPI_COMM_WORLD counts as failed for CH3's MPI_ANY_SOURCE rule. */
+void MPIDI_CH3I_Note_lost_proc(MPIDI_VC_t * vc);
 
 /* ch3_awaited.c: requests waiting for a peer's answer (clear-to-send, sync acknowledgement, RMA
  * response), listed per VC so that they fail when it is lost. */

@@ -137,6 +137,35 @@ static void check_dead_procs(void)
     }
 }
 
+/* A rank of MPI_COMM_WORLD whose association was lost failed for CH3's fault tolerance too
+ * (MPIR_CVAR_ENABLE_FT): CH3 then disables MPI_ANY_SOURCE on every communicator holding it, so
+ * an MPI_ANY_SOURCE receive no live rank answers fails instead of waiting for ever, as it does
+ * when the process manager lists the death. A rank the list already named is skipped: CH3 handled
+ * it when it read the list (and it reads the list alone to tell a user which failures were
+ * acknowledged). The rank joins CH3's group of known failures, so a list read after this does not
+ * report it again, unless the list is still empty then (CH3 resets the group to empty on that). */
+void MPIDI_CH3I_Note_lost_proc(MPIDI_VC_t * vc)
+{
+    MPIR_Comm *world = MPIR_Process.comm_world;
+    MPIR_Group *world_group = NULL, *failed = NULL, *known = NULL;
+    int rank = vc->pg_rank, in_known = MPI_UNDEFINED;
+    if (world == NULL || vc->pg != MPIDI_Process.my_pg || MPIDI_Failed_procs_group == NULL)
+        return; /* a spawned or connected group: CH3 tracks failures in MPI_COMM_WORLD only */
+    if (MPIR_Comm_group_impl(world, &world_group) != MPI_SUCCESS)
+        return;
+    MPIR_Group_translate_ranks_impl(world_group, 1, &rank, MPIDI_Failed_procs_group, &in_known);
+    if (in_known == MPI_UNDEFINED && MPIR_Group_incl_impl(world_group, 1, &rank, &failed) == MPI_SUCCESS) {
+        MPIDI_CH3I_Raise_error(MPIDI_CH3I_Comm_handle_failed_procs(failed));
+        if (MPIR_Group_union_impl(MPIDI_Failed_procs_group, failed, &known) == MPI_SUCCESS) {
+            if (MPIDI_Failed_procs_group != MPIR_Group_empty)
+                MPIR_Group_release(MPIDI_Failed_procs_group);
+            MPIDI_Failed_procs_group = known;
+        }
+        MPIR_Group_release(failed);
+    }
+    MPIR_Group_release(world_group);
+}
+
 /* How long a blocking round may sleep: until the next recheck of the list, if one is due. */
 static int64_t block_us(void)
 {

@@ -55,6 +55,7 @@ void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why)
     if (filling)        /* matched, so in no queue CH3 fails: its remaining bytes never come */
         MPIDI_CH3I_Complete_with_error(filling, MPIDI_CH3I_Peer_error(vc, -ECONNRESET));
     MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "lost rank %d: %s", vc->pg_rank, why);
+    MPIDI_CH3I_Note_lost_proc(vc);
     MPIDI_CH3I_Raise_error(MPIDI_CH3U_Handle_connection(vc, MPIDI_VC_EVENT_TERMINATED));
     {
         /* Sends and one-sided operations waiting for its answer fail; a call waiting on them
