@@ -27,11 +27,15 @@
  * ends, and the progress call that saw the loss returns the peer's error, so an MPI_Win_wait or
  * MPI_Win_test waiting for it fails. A completion that came before the origin died counts as
  * usual (the wait succeeds).
+ *
+ * Fence: a fence past its reduce-scatter waits for the origins that target this window, and
+ * which of them the dead one was, and whether its last operation came, is unknown. A fence epoch
+ * waiting for any completion fails as an exposure epoch does.
  * Not covered (README, "When a peer dies"): an exposure epoch posted with MPI_MODE_NOCHECK (no
  * post messages: which origins it waits for is unknown); the epoch's error reaching another
- * call than MPI_Win_wait when that call's progress saw the loss; a fence whose dead member had
- * passed its reduce-scatter; counter increments of GET-like operations from the dead origin
- * whose response could not be sent (MPI_Win_free at this rank then waits for them). */
+ * call than MPI_Win_wait when that call's progress saw the loss; counter increments of GET-like
+ * operations from the dead origin whose response could not be sent (MPI_Win_free at this rank
+ * then waits for them). */
 #include "mpidi_ch3_impl.h"
 #include "mpidrma.h"
 
@@ -453,6 +457,17 @@ static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed)
         } else if (queued) {
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "dropped the lock requests lost rank %d "
                               "had queued on a window", vc->pg_rank);
+        }
+        /* A fence past its reduce-scatter waits until at_completion_counter, the number of
+         * origins whose operations target this window, falls to zero. Whether the dead origin
+         * is among them, and whether its last operation came, no one can tell: fail the epoch
+         * rather than wait for ever for an operation that may never come (MPI's fence is
+         * collective; a member of the window died). */
+        if (w->states.access_state == MPIDI_RMA_FENCE_GRANTED && w->at_completion_counter > 0 &&
+            !*epoch_failed) {
+            *epoch_failed = 1;
+            MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "a fence epoch ends in error: lost rank %d "
+                              "may owe it an operation", vc->pg_rank);
         }
         /* An exposure epoch that posted to it. */
         if (r->epoch_open && w->states.exposure_state == MPIDI_RMA_PSCW_EXPO &&

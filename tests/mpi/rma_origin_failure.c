@@ -25,6 +25,13 @@
  *              which must return an error at T and B. Passes on MPICH 4.0.2; not in run-tests,
  *              because on 5.0.1 the fence's reduce-scatter ends B's process instead (README,
  *              "When a peer dies": MPICH 5.0 makes a failed receive inside a collective fatal).
+ *   fence-late D's last operation before the closing fence is a 64 MiB put to T, and T makes D
+ *              _exit (SIGUSR2, from a thread that watches T's window) once the put's first bytes
+ *              landed: D has passed the fence's reduce-scatter, the put never completes. T's
+ *              fence must return an error instead of waiting for that put for ever. Run with
+ *              MPIR_CVAR_CH3_RMA_DELAY_ISSUING_FOR_PIGGYBACKING=1, which keeps the put until the
+ *              closing fence issues it after its reduce-scatter (else CH3 may send it at once,
+ *              and D may die before the reduce-scatter).
  * With RMA_EXPECT_RDMA set (ch3:hybrid, 1-byte thresholds), B first repeats a lock epoch with T
  * until a put goes by RDMA (the queue pair is up), and fails unless RDMA carried some of its puts
  * in the scenario itself. Calls that may hang are guarded by alarm() (second argument, seconds, default 20): a hang
@@ -37,6 +44,7 @@
 #define _DEFAULT_SOURCE
 #include <mpi.h>
 #include "death_notices.h"
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,6 +397,62 @@ static void scenario_fence(MPI_Win win, unsigned char *src)
         failures += recv_from(B);
 }
 
+/* fence-late: D's last operation is a large put, and T ends D once its first bytes landed, so
+ * D has surely passed the closing fence's reduce-scatter (with the delayed issuing above, it
+ * sends the put only after it) and the put never completes. T's fence counts D among the origins it waits for: it must fail, not
+ * wait for ever. B is targeted by no one; its fence may succeed or fail. */
+#define LATE_BYTES (64 << 20)
+
+static volatile unsigned char *late_base;
+static volatile pid_t late_victim;
+
+static void *kill_when_landed(void *arg)
+{
+    (void)arg;
+    while (late_base[0] == 0)
+        usleep(100);
+    kill(late_victim, SIGUSR2); /* its handler _exits: hydra takes a death by signal for a crash */
+    return NULL;
+}
+
+static void scenario_fence_late(void)
+{
+    unsigned char *base = NULL, *src = NULL;
+    MPI_Win win;
+    pthread_t watcher;
+    int pid = (int)getpid(), rc;
+    MPI_Win_allocate(rank == T ? LATE_BYTES : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (rank == T) {
+        memset(base, 0, LATE_BYTES);
+        check(GUARDED(MPI_Recv(&pid, 1, MPI_INT, D, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv(pid)"), "MPI_Recv(pid)");
+        late_base = base;
+        late_victim = (pid_t)pid;
+    } else if (rank == D) {
+        signal(SIGUSR2, die_now);
+        src = malloc(LATE_BYTES);
+        if (!src)
+            fail("no memory for the large put", MPI_SUCCESS);
+        memset(src, 0x5a, LATE_BYTES);
+        send_to(T, pid);
+    }
+    check(GUARDED(MPI_Win_fence(0, win), "MPI_Win_fence(open)"), "the fence that opens the epoch");
+    if (rank == D)
+        check(MPI_Put(src, LATE_BYTES, MPI_BYTE, T, 0, LATE_BYTES, MPI_BYTE, win), "MPI_Put");
+    if (rank == T && pthread_create(&watcher, NULL, kill_when_landed, NULL) != 0)
+        fail("cannot start the watcher thread", MPI_SUCCESS);
+    rc = GUARDED(MPI_Win_fence(0, win), "MPI_Win_fence(close)");
+    if (rank == D) /* the put went whole before the kill: nothing was tested */
+        fail("the large put completed before its origin was killed", MPI_SUCCESS);
+    printf("rma_origin_failure: rank %d: the fence whose origin died in its last put returned %s\n", rank,
+           rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
+    if (rank == T) {
+        pthread_join(watcher, NULL);
+        if (rc == MPI_SUCCESS)
+            fail("the fence succeeded though its origin's put never completed", MPI_SUCCESS);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int nprocs;
@@ -434,8 +498,10 @@ int main(int argc, char **argv)
         scenario_pscw(win, base, src, 1);
     else if (!strcmp(scenario, "fence"))
         scenario_fence(win, src);
+    else if (!strcmp(scenario, "fence-late"))
+        scenario_fence_late();
     else if (rank == T)
-        fail("unknown scenario (exclusive, shared, queued, pscw, pscw-done, fence)", MPI_SUCCESS);
+        fail("unknown scenario (exclusive, shared, queued, pscw, pscw-done, fence, fence-late)", MPI_SUCCESS);
 
     if (rank == T) {
         printf(failures ? "rma_origin_failure: FAIL (%d)\n" : "rma_origin_failure: OK\n", failures);
