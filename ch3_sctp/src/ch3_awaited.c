@@ -94,7 +94,7 @@ void MPIDI_CH3I_Answered(MPIDI_VC_t * vc, MPI_Request handle)
         req->ch.awaited_from = NULL;
 }
 
-/* The response handlers, wrapped to take their request off the list first. */
+/* The response handlers, wrapped to mark their request answered first. */
 static MPIDI_CH3_PktHandler_Fcn *response_handler[MPIDI_CH3_PKT_END_CH3 + 1];
 
 static MPI_Request answered_by(const MPIDI_CH3_Pkt_t * pkt)

@@ -463,8 +463,7 @@ static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed)
          * is among them, and whether its last operation came, no one can tell: fail the epoch
          * rather than wait for ever for an operation that may never come (MPI's fence is
          * collective; a member of the window died). */
-        if (w->states.access_state == MPIDI_RMA_FENCE_GRANTED && w->at_completion_counter > 0 &&
-            !*epoch_failed) {
+        if (w->states.access_state == MPIDI_RMA_FENCE_GRANTED && w->at_completion_counter > 0) {
             *epoch_failed = 1;
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "a fence epoch ends in error: lost rank %d "
                               "may owe it an operation", vc->pg_rank);
