@@ -263,11 +263,13 @@ AssocId Endpoint::connect(const std::vector<std::string>& addresses, uint16_t sc
                 " (UDP " + std::to_string(udp_port) + "): " + std::strerror(err));
 }
 
-long Endpoint::send(AssocId assoc, uint16_t stream, const void* data, size_t len) {
+long Endpoint::sendv(AssocId assoc, uint16_t stream, const iovec* iov, int iovcnt) {
+    static_assert(kMaxSendIov == USRSCTP_SENDV_MAX_IOV);
     sctp_sndinfo info{};
     info.snd_sid = stream;
     info.snd_assoc_id = assoc;
-    ssize_t n = usrsctp_sendv(so_, data, len, nullptr, 0, &info, sizeof info, SCTP_SENDV_SNDINFO, 0);
+    // Gathered by the stack as it copies into its mbufs: the payload is not copied once more here.
+    ssize_t n = usrsctp_sendv_iov(so_, iov, iovcnt, nullptr, 0, &info, sizeof info, SCTP_SENDV_SNDINFO, 0);
     if (n < 0)
         return errno == EAGAIN ? -EWOULDBLOCK : -errno;
     return n;

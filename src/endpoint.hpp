@@ -35,8 +35,8 @@ public:
     // Returns the association id, or throws Error naming the addresses and the reason.
     AssocId connect(const std::vector<std::string>& addresses, uint16_t sctp_port, uint16_t udp_port) override;
 
-    // One SCTP message on a stream. Returns bytes sent or -errno (-EWOULDBLOCK: retry later).
-    long send(AssocId assoc, uint16_t stream, const void* data, size_t len) override;
+    // One SCTP message on a stream, gathered from iov. Returns bytes sent or -errno (-EWOULDBLOCK: retry later).
+    long sendv(AssocId assoc, uint16_t stream, const iovec* iov, int iovcnt) override;
     RecvResult recv(void* buf, size_t len) override;
 
     // Per-association settings that usrsctp only accepts once the association exists:

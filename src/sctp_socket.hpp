@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <vector>
 
 struct socket; // usrsctp
@@ -50,8 +51,14 @@ public:
     // Start an association to the peer's addresses (text) on its SCTP port via its UDP port.
     // Returns the association id, or throws Error naming the addresses and the reason.
     virtual AssocId connect(const std::vector<std::string>& addresses, uint16_t sctp_port, uint16_t udp_port) = 0;
-    // One SCTP message on a stream. Returns bytes sent or -errno (-EWOULDBLOCK: retry later).
-    virtual long send(AssocId assoc, uint16_t stream, const void* data, size_t len) = 0;
+    // One SCTP message on a stream, gathered from iovcnt (1..kMaxSendIov) buffers. Returns bytes
+    // sent or -errno (-EWOULDBLOCK: retry later).
+    virtual long sendv(AssocId assoc, uint16_t stream, const iovec* iov, int iovcnt) = 0;
+    long send(AssocId assoc, uint16_t stream, const void* data, size_t len) {
+        iovec v{const_cast<void*>(data), len};
+        return sendv(assoc, stream, &v, 1);
+    }
+    static constexpr int kMaxSendIov = 64; // usrsctp_sendv_iov's USRSCTP_SENDV_MAX_IOV
     // The next piece of data or notification; with fragment interleave 0 the rest of a message
     // partly read comes before anything else.
     virtual RecvResult recv(void* buf, size_t len) = 0;

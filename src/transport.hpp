@@ -190,17 +190,9 @@ private:
     HeldBytesBound pre_hello_bound_; // AssocEntry::pending_bytes
     HeldBytesBound reorder_bound_;   // Peer::held_bytes
     uint64_t bound_aborts_ = 0;      // associations aborted for passing one of the two
-    std::vector<uint8_t> rxbuf_, txbuf_;
+    std::vector<uint8_t> rxbuf_;
+    std::vector<uint8_t> txbuf_; // a fragment's frame header (and its payload when pump gathers it)
     Continuation cont_;
-    struct StagedFragment { // what txbuf_ holds
-        const TxMessage* msg = nullptr;
-        sctpm_peer peer = -1;
-        uint8_t link = 0;
-        uint16_t stream = 0;
-        uint64_t offset = 0;
-        bool operator==(const StagedFragment&) const = default;
-    };
-    StagedFragment staged_;
     std::vector<sctpm_peer> tx_ready_;
     std::deque<std::pair<void*, int>> completions_;
     uint64_t read_activity_ = ~0ull;

@@ -18,6 +18,25 @@ uint64_t iov_total(const std::vector<iovec>& iov) {
     return t;
 }
 
+// Point out[] at the `len` payload bytes that start at message offset `off` of the iov. Returns
+// the entries used, or -1 when that would take more than `max`.
+int slice(const std::vector<iovec>& iov, uint64_t off, size_t len, iovec* out, int max) {
+    size_t i = 0;
+    while (i < iov.size() && off >= iov[i].iov_len)
+        off -= iov[i++].iov_len;
+    int n = 0;
+    for (; len > 0 && i < iov.size(); ++i, off = 0) {
+        const size_t k = std::min<size_t>(len, iov[i].iov_len - off);
+        if (k == 0)
+            continue;
+        if (n == max)
+            return -1;
+        out[n++] = iovec{static_cast<uint8_t*>(iov[i].iov_base) + off, k};
+        len -= k;
+    }
+    return n;
+}
+
 // Copy `len` payload bytes starting at message offset `off` out of the iov.
 void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* out) {
     size_t i = 0;
@@ -185,14 +204,20 @@ bool Transport::pump(Peer& p, uint16_t stream) {
             h.offset = m.sent;
             h.frag_len = static_cast<uint32_t>(len);
             h.flags = (m.sent == 0 ? kFrameFirst : 0) | (m.sent + len == m.header.total ? kFrameLast : 0);
-            // After a refused send the same fragment is usually retried: don't copy it again.
-            const StagedFragment key{&m, p.id, p.link, stream, m.sent};
-            if (!(staged_ == key)) {
-                encode_frame_header(h, txbuf_.data());
+            // Our frame header, then the payload straight from the caller's buffers: the stack
+            // gathers them as it copies into its mbufs, so the payload is copied once on this side
+            // of the kernel, not twice. A payload in more pieces than one send takes is gathered
+            // after the header.
+            encode_frame_header(h, txbuf_.data());
+            iovec frag[SctpSocket::kMaxSendIov];
+            frag[0] = iovec{txbuf_.data(), kFrameHeaderSize};
+            int pieces = slice(m.iov, m.sent, len, frag + 1, SctpSocket::kMaxSendIov - 1);
+            if (pieces < 0) {
                 gather(m.iov, m.sent, len, txbuf_.data() + kFrameHeaderSize);
-                staged_ = key;
+                frag[0].iov_len += len;
+                pieces = 0;
             }
-            long n = ep_->send(p.assoc, m.stream, txbuf_.data(), kFrameHeaderSize + len);
+            long n = ep_->sendv(p.assoc, m.stream, frag, 1 + pieces);
             if (n == -EWOULDBLOCK) {
                 ++p.stats.retries;
                 return false;
@@ -211,7 +236,6 @@ bool Transport::pump(Peer& p, uint16_t stream) {
             }
             ++p.frames_sent;
             m.sent += len;
-            staged_ = StagedFragment{};
         } while (m.sent < m.header.total);
         if (m.header.kind == FrameKind::data) {
             p.stats.tx_bytes += m.header.total;

@@ -126,11 +126,16 @@ public:
         connected.push_back(AssocId(1000 + connected.size()));
         return connected.back();
     }
-    long send(AssocId assoc, uint16_t stream, const void* data, size_t len) override {
+    long sendv(AssocId assoc, uint16_t stream, const iovec* iov, int iovcnt) override {
         if (blocked)
             return -EWOULDBLOCK;
-        sent.push_back({assoc, stream, std::string(static_cast<const char*>(data), len)});
-        return long(len);
+        if (iovcnt < 1 || iovcnt > kMaxSendIov)
+            throw Error("scripted socket: a send of " + std::to_string(iovcnt) + " buffers");
+        std::string bytes;
+        for (int i = 0; i < iovcnt; ++i)
+            bytes.append(static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
+        sent.push_back({assoc, stream, bytes});
+        return long(bytes.size());
     }
     RecvResult recv(void* buf, size_t len) override {
         RecvResult r;
