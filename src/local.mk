@@ -15,7 +15,7 @@ src_libsctpmpi_la_SOURCES = \
 	src/card.hpp src/card.cpp \
 	src/hmac_sha256.hpp src/hmac_sha256.cpp src/hello_auth.hpp src/hello_auth.cpp \
 	src/packet_auth.hpp src/packet_auth.cpp \
-	src/progress.hpp src/progress.cpp \
+	src/progress.hpp src/progress.cpp src/spin_budget.hpp \
 	src/transport.hpp src/transport.cpp \
 	src/transport_rx.cpp src/transport_tx.cpp src/transport_auth.cpp src/transport_packet_auth.cpp \
 	src/transport_report.cpp src/endpoint_auth.cpp \

@@ -122,7 +122,7 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
     }
 
     const int64_t start = now_us();
-    const int64_t spin_end = start + std::min<int64_t>(spin_us, timeout_us < 0 ? INT64_MAX : timeout_us);
+    const int64_t spin_end = start + std::min<int64_t>(spin_.next(spin_us), timeout_us < 0 ? INT64_MAX : timeout_us);
     int64_t next_retry = start + retry_us;
     for (int64_t t = start; t < spin_end; t = now_us()) {
         // Run the stages when the upcall reported activity; blocked sends only get a retry now and
@@ -135,8 +135,10 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
             seen = a;
             if (retry)
                 next_retry = t + retry_us;
-            if ((work = run_stages()))
+            if ((work = run_stages())) {
+                spin_.waited(now_us() - start, spin_us);
                 return work;
+            }
         }
         sched_yield();
         input(kInputReadsPerRun, kInputHoldUs);
@@ -176,6 +178,8 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
             activity_.fetch_add(1, std::memory_order_acq_rel); // makes the read stage look
         seen = activity();
         work = run_once();
+        if (work)
+            spin_.waited(now_us() - start, spin_us);
         if (work || woken_.exchange(false, std::memory_order_acq_rel))
             return work;
         if (on_idle)

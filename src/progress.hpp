@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "spin_budget.hpp"
+
 namespace sctpm {
 
 int64_t now_us(); // steady clock, microseconds
@@ -41,7 +43,10 @@ public:
     void set_input(Input input, int fd);
     int run_once();
 
-    // run_once; if idle and timeout_us != 0: spin for spin_us (running the stages only when the
+    // Whether waits adapt their spin to the waits seen (spin_budget.hpp); on by default.
+    void set_spin_adapt(bool adapt) { spin_ = SpinBudget(adapt); }
+
+    // run_once; if idle and timeout_us != 0: spin for up to spin_us (spin_budget.hpp; running the stages only when the
     // activity counter moved or `busy` says there is work to retry), then block up to timeout_us
     // (-1 = no limit; `busy` work is retried every retry_us while blocked). on_idle runs after
     // every blocked round that found no work (at least every 200 ms while blocked).
@@ -74,6 +79,7 @@ private:
     std::atomic<uint64_t> activity_{0};
     std::atomic<bool> sleeping_{false};
     std::atomic<bool> woken_{false};
+    SpinBudget spin_;
 };
 
 } // namespace sctpm

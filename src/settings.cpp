@@ -284,6 +284,9 @@ std::vector<Field> make_fields() {
               "delayed-SACK timer, 0 = SACK every packet (RFC 4960 caps it at 500)"),
         flag("nodelay", &S::nodelay, "disable Nagle's algorithm"),
         count("spin_us", &S::spin_us, "us", 0, 10000000, "busy-poll time before blocking on the eventfd"),
+        flag("spin_adapt", &S::spin_adapt,
+             "a wait spins less after waits that outlasted spin_us, the whole spin_us again after short ones "
+             "(off = every wait spins spin_us)"),
         flag("caller_input", &S::caller_input,
              "the progress engine reads the UDP socket itself while it runs (off = usrsctp's receive thread "
              "reads every packet)"),

@@ -53,6 +53,7 @@ struct Settings {
 
     // Progress
     uint32_t spin_us = 100;            // key "spin_us": busy-poll before blocking on the eventfd
+    bool spin_adapt = true;            // key "spin_adapt": the spin follows the waits seen (spin_budget.hpp)
     bool caller_input = true;          // key "caller_input": progress reads usrsctp's UDP socket (progress.hpp)
     bool log_paths = false;            // key "log_paths": one stderr line per path state change
     uint32_t stall_report_s = 0;       // key "stall_report_s": report every peer's state once after this long without progress (0 = off)

@@ -155,6 +155,7 @@ void Transport::attach_socket(std::unique_ptr<SctpSocket> socket, uint16_t port)
     card_ = format_card(c);
     rxbuf_.resize(kFrameHeaderSize + std::max<size_t>(s_.head_bytes, kMaxHelloBytes));
     txbuf_.resize(kFrameHeaderSize + s_.fragment_size);
+    progress_.set_spin_adapt(s_.spin_adapt);
     progress_.add_stage("read", [this] { return read_stage(); });
     progress_.add_stage("write", [this] { return write_stage(); });
     if (s_.caller_input)

@@ -16,6 +16,7 @@ tests_unit_tests_SOURCES = tests/unit/error_of.hpp \
 	tests/unit/test_usrsctp_checksum.cpp \
 	tests/unit/test_channel_cvars.cpp \
 	tests/unit/test_heap_policy.cpp \
+	tests/unit/test_spin_budget.cpp \
 	tests/unit/test_hy_order.cpp \
 	tests/unit/test_hy_proto.cpp
 # ch3_hybrid/include: the channel's rules and wire formats that need no MPICH (hy_order.h, hy_proto.h)

@@ -333,6 +333,17 @@ cvars:
       description : >-
         busy-poll time before blocking on the eventfd (us, 0..10000000). Unset: 100.
 
+    - name        : MPIR_CVAR_CH3_SCTP_SPIN_ADAPT
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        a wait spins less after waits that outlasted spin_us, the whole spin_us again after short ones
+        (off = every wait spins spin_us) (boolean: 1|0|yes|no|true|false|on|off). Unset: true.
+
     - name        : MPIR_CVAR_CH3_SCTP_CALLER_INPUT
       category    : CH3_SCTP
       type        : string
@@ -427,6 +438,7 @@ static const struct {
     {"sack_delay_ms", &MPIR_CVAR_CH3_SCTP_SACK_DELAY_MS},
     {"nodelay", &MPIR_CVAR_CH3_SCTP_NODELAY},
     {"spin_us", &MPIR_CVAR_CH3_SCTP_SPIN_US},
+    {"spin_adapt", &MPIR_CVAR_CH3_SCTP_SPIN_ADAPT},
     {"caller_input", &MPIR_CVAR_CH3_SCTP_CALLER_INPUT},
     {"log_paths", &MPIR_CVAR_CH3_SCTP_LOG_PATHS},
     {"stall_report_s", &MPIR_CVAR_CH3_SCTP_STALL_REPORT_S},
