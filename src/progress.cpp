@@ -136,7 +136,7 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
             if (retry)
                 next_retry = t + retry_us;
             if ((work = run_stages())) {
-                spin_.waited(now_us() - start, spin_us);
+                spin_.waited(t - start, spin_us); // this round's clock: no second read
                 return work;
             }
         }

@@ -18,38 +18,41 @@ uint64_t iov_total(const std::vector<iovec>& iov) {
     return t;
 }
 
-// Point out[] at the `len` payload bytes that start at message offset `off` of the iov. Returns
-// the entries used, or -1 when that would take more than `max`.
-int slice(const std::vector<iovec>& iov, uint64_t off, size_t len, iovec* out, int max) {
+// Call piece(base, n) for each non-empty piece of the `len` payload bytes that start at message
+// offset `off` of the iov, in order, while it returns true.
+template <typename Piece>
+void for_each_piece(const std::vector<iovec>& iov, uint64_t off, size_t len, Piece piece) {
     size_t i = 0;
     while (i < iov.size() && off >= iov[i].iov_len)
         off -= iov[i++].iov_len;
-    int n = 0;
     for (; len > 0 && i < iov.size(); ++i, off = 0) {
-        const size_t k = std::min<size_t>(len, iov[i].iov_len - off);
-        if (k == 0)
-            continue;
-        if (n == max)
-            return -1;
-        out[n++] = iovec{static_cast<uint8_t*>(iov[i].iov_base) + off, k};
-        len -= k;
+        const size_t n = std::min<size_t>(len, iov[i].iov_len - off);
+        if (n > 0 && !piece(static_cast<uint8_t*>(iov[i].iov_base) + off, n))
+            return;
+        len -= n;
     }
-    return n;
 }
 
-// Copy `len` payload bytes starting at message offset `off` out of the iov.
+// Point out[] at those bytes. Returns the entries used, or -1 when that would take more than `max`.
+int slice(const std::vector<iovec>& iov, uint64_t off, size_t len, iovec* out, int max) {
+    int n = 0;
+    bool fits = true;
+    for_each_piece(iov, off, len, [&](uint8_t* base, size_t k) {
+        if (n == max)
+            return fits = false;
+        out[n++] = iovec{base, k};
+        return true;
+    });
+    return fits ? n : -1;
+}
+
+// Copy those bytes to out.
 void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* out) {
-    size_t i = 0;
-    while (i < iov.size() && off >= iov[i].iov_len)
-        off -= iov[i++].iov_len;
-    while (len > 0 && i < iov.size()) {
-        size_t n = std::min<size_t>(len, iov[i].iov_len - off);
-        std::memcpy(out, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
-        out += n;
-        len -= n;
-        off = 0;
-        ++i;
-    }
+    for_each_piece(iov, off, len, [&](const uint8_t* base, size_t k) {
+        std::memcpy(out, base, k);
+        out += k;
+        return true;
+    });
 }
 
 } // namespace
@@ -174,11 +177,7 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
         // Still queued (pump only pops whole messages from the front): own the bytes.
         TxMessage& mine = q.back();
         mine.owned.resize(mine.header.total);
-        uint64_t off = 0;
-        for (const auto& v : mine.iov) {
-            std::memcpy(mine.owned.data() + off, v.iov_base, v.iov_len);
-            off += v.iov_len;
-        }
+        gather(mine.iov, 0, mine.owned.size(), reinterpret_cast<uint8_t*>(mine.owned.data()));
         mine.iov.assign(1, iovec{mine.owned.data(), mine.owned.size()});
     } else if (!sent_now) {
         q.back().notify = true;
