@@ -22,11 +22,29 @@ namespace iwarp {
 // As in the core's progress engine (src/progress.cpp): every upcall counts activity, and only a
 // waiter that sleeps (or an owner polling the fd itself) costs a write; a spinning caller looks
 // at the counter and runs the RNIC only when something happened.
+namespace {
+int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+} // namespace
+
 struct UpcallTarget {
     int fd;
     std::atomic<uint64_t> activity{0};
     std::atomic<int> sleepers{0};
     std::atomic<bool> external{false}; // iwv_device_fd was handed out: always write
+    // Standby mode: the standby thread's own wake-up (so that it never drains what wakes the
+    // owner), written only while the owner is away: upcalls run on the owner's thread while it is
+    // in MPI (it holds the UDP socket), on usrsctp's receive thread once it is not.
+    int standby_fd = -1;
+    std::atomic<bool> standby_sleeping{false};
+    std::atomic<int64_t> owner_polled_us{0}; // when the owner last drove progress
+    std::atomic<bool> owner_waiting{false};  // the owner blocks where the device's fd wakes it
+    bool owner_away() const {
+        return !owner_waiting.load(std::memory_order_relaxed) &&
+               now_us() - owner_polled_us.load(std::memory_order_relaxed) >= IWV_STANDBY_AFTER_US;
+    }
 };
 
 namespace {
@@ -37,6 +55,10 @@ void upcall(struct socket*, void* arg, int) {
     if (t->sleepers.load() > 0 || t->external.load(std::memory_order_relaxed)) {
         uint64_t one = 1;
         (void)!write(t->fd, &one, sizeof one);
+    }
+    if (t->standby_sleeping.load() && t->owner_away()) {
+        uint64_t one = 1;
+        (void)!write(t->standby_fd, &one, sizeof one);
     }
 }
 
@@ -82,6 +104,11 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
         if (fd < 0) throw sctpm::Error(std::string("iwarp: eventfd for the device: ") + std::strerror(errno));
         target_ = new UpcallTarget;
         target_->fd = fd;
+        if (mode_ == IWV_PROGRESS_STANDBY) {
+            target_->standby_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+            if (target_->standby_fd < 0)
+                throw sctpm::Error(std::string("iwarp: eventfd for the standby thread: ") + std::strerror(errno));
+        }
         upcall_targets().push_back(target_);
     }
     AdapterConfig cfg;
@@ -93,12 +120,20 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     cfg.path_max_retrans = stack_settings().path_max_retrans;
     endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
     if (mode_ == IWV_PROGRESS_THREAD) thread_ = std::thread([this] { thread_main(); });
+    if (mode_ == IWV_PROGRESS_STANDBY) {
+        target_->owner_polled_us.store(now_us());
+        thread_ = std::thread([this] { standby_main(); });
+    }
 }
 
 Device::~Device() {
     {
         std::lock_guard<std::mutex> g(mu);
         stop_ = true;
+    }
+    if (target_->standby_fd >= 0) {
+        uint64_t one = 1; // the standby thread sleeps on its own fd
+        (void)!write(target_->standby_fd, &one, sizeof one);
     }
     signal();
     if (thread_.joinable()) thread_.join();
@@ -143,7 +178,19 @@ bool Device::idle_locked() {
     return now - last_progress_ < std::chrono::microseconds(20);
 }
 
-int Device::poll_locked() { return idle_locked() ? 0 : progress_locked(); }
+void Device::owner_present() {
+    if (mode_ == IWV_PROGRESS_STANDBY) target_->owner_polled_us.store(now_us(), std::memory_order_relaxed);
+}
+
+void Device::owner_waiting(bool waiting) {
+    owner_present();
+    target_->owner_waiting.store(waiting, std::memory_order_relaxed);
+}
+
+int Device::poll_locked() {
+    owner_present();
+    return idle_locked() ? 0 : progress_locked();
+}
 
 void Device::wait_for_work(std::unique_lock<std::mutex>& lock, int timeout_ms) {
     if (!idle_locked()) return;
@@ -160,6 +207,38 @@ void Device::thread_main() {
         if (stop_) break;
         work = progress_locked();
     }
+}
+
+// Standby mode. The thread sleeps on its own fd, which upcalls write only while the owner is away
+// (it has not driven progress for IWV_STANDBY_AFTER_US and does not block where the device's fd
+// wakes it): while the owner is in MPI, the thread costs nothing but a look every
+// kStandbyLookMs. Once the owner is away (it computes), the thread places and answers what arrives,
+// without spinning (the computation needs the core); usrsctp's receive thread reads the packets
+// then, since the owner's hold on the UDP socket has run out too
+// (udp-thread-yields-to-caller-input.patch). The periodic look covers work that arrived while the
+// owner was there but left with it.
+void Device::standby_main() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop_) {
+        if (target_->owner_away() && progress_locked() > 0) continue;
+        standby_wait(lock);
+    }
+}
+
+// Until an upcall while the owner is away, or kStandbyLookMs. Announce the sleep, then look once
+// more, as wait_fd does.
+void Device::standby_wait(std::unique_lock<std::mutex>& lock) {
+    constexpr int kStandbyLookMs = 10;
+    const uint64_t seen = seen_activity_;
+    lock.unlock();
+    target_->standby_sleeping.store(true);
+    if (target_->activity.load() == seen || !target_->owner_away()) {
+        pollfd p{target_->standby_fd, POLLIN, 0};
+        (void)::poll(&p, 1, kStandbyLookMs);
+    }
+    target_->standby_sleeping.store(false);
+    drain(target_->standby_fd);
+    lock.lock();
 }
 
 bool Device::any_tx_blocked() const {

@@ -66,8 +66,11 @@ public:
     uint16_t sctp_port() const { return endpoint_->port(); }
     uint16_t udp_port() const { return udp_port_; }
     iwv_progress_mode mode() const { return mode_; }
+    bool owner_drives() const { return mode_ != IWV_PROGRESS_THREAD; } // caller and standby modes
     uint64_t early_bytes() const { return early_bytes_; } // each new QP's bound (iwv_device_attr)
     int fd();
+    void owner_present(); // standby mode: the owner drives progress (lock-free)
+    void owner_waiting(bool waiting); // standby mode: the owner blocks on our fd (lock-free)
     uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 
     // All below: with mu held.
@@ -99,6 +102,8 @@ private:
     void signal();
     bool idle_locked();
     void thread_main();
+    void standby_main();
+    void standby_wait(std::unique_lock<std::mutex>& lock);
     int wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms);
 
     iwv_device* handle_;
@@ -131,13 +136,13 @@ template <class Pred>
 bool Device::wait(std::unique_lock<std::mutex>& lock, int timeout_ms, Pred pred) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
     for (;;) {
-        if (mode_ == IWV_PROGRESS_CALLER) poll_locked(); // a full round only if something happened
+        if (owner_drives()) poll_locked(); // a full round only if something happened
         if (pred()) return true;
         const auto now = std::chrono::steady_clock::now();
         if (timeout_ms >= 0 && now >= deadline) return false;
         const int left = timeout_ms < 0 ? 100
                                         : int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
-        if (mode_ == IWV_PROGRESS_CALLER)
+        if (owner_drives())
             wait_fd(lock, any_tx_blocked() ? 1 : std::min(left, 100));
         else
             changed.wait_for(lock, std::chrono::milliseconds(std::min(left, 100)));

@@ -12,6 +12,9 @@
  *    Progress mode IWV_PROGRESS_CALLER: nothing moves unless the owner calls iwv_progress() (or
  *    iwv_cq_wait(), which calls it). iwv_device_fd() becomes readable when progress has work
  *    (usrsctp's threads write it from their upcall), so the owner can add it to its own poll set.
+ *    Progress mode IWV_PROGRESS_STANDBY: as CALLER while the owner calls in; when it has not driven
+ *    progress for IWV_STANDBY_AFTER_US (it computes), a device thread moves data (places Writes,
+ *    answers Reads) until the owner is back. The thread sleeps while the owner drives progress.
  *    post_send sends what it can at once in both modes.
  *  - Memory registered with iwv_reg_mr must stay valid until iwv_dereg_mr returns. Buffers of a
  *    posted WR must stay valid until its completion has been polled.
@@ -36,7 +39,8 @@ typedef struct iwv_qp iwv_qp;
 typedef struct iwv_conn_request iwv_conn_request;
 
 /* ---- device ----------------------------------------------------------------------------- */
-enum iwv_progress_mode { IWV_PROGRESS_THREAD = 0, IWV_PROGRESS_CALLER = 1 };
+enum iwv_progress_mode { IWV_PROGRESS_THREAD = 0, IWV_PROGRESS_CALLER = 1, IWV_PROGRESS_STANDBY = 2 };
+#define IWV_STANDBY_AFTER_US 1000
 
 struct iwv_device_attr {
     enum iwv_progress_mode progress;
@@ -71,6 +75,12 @@ uint64_t iwv_device_activity(iwv_device *dev);
  * for work when there is none. Returns the amount of work done (>= 0). In thread mode it only waits. */
 int iwv_progress(iwv_device *dev, int timeout_ms);
 int iwv_device_fd(iwv_device *dev);
+/* Standby mode: the owner is in its progress loop (it will drive progress when there is news),
+ * so the standby thread stays asleep. Lock-free and cheap: call it every round. Other modes: no-op. */
+void iwv_device_owner_present(iwv_device *dev);
+/* Standby mode: the owner blocks in its own wait (1), which the device's fd wakes, or is back (0):
+ * while it blocks there it counts as present. Lock-free. Other modes: no-op. */
+void iwv_device_owner_waiting(iwv_device *dev, int waiting);
 /* Caller mode: 1 while a QP has data the association would not take yet. SCTP does not always
  * announce the window opening, so the owner should call iwv_progress again soon. */
 int iwv_device_tx_blocked(iwv_device *dev);

@@ -78,6 +78,8 @@ uint16_t iwv_device_sctp_port(iwv_device* dev) { return dev->impl->sctp_port(); 
 uint16_t iwv_device_udp_port(iwv_device* dev) { return dev->impl->udp_port(); }
 uint64_t iwv_device_activity(iwv_device* dev) { return dev->impl->activity(); }
 int iwv_device_fd(iwv_device* dev) { return dev->impl->fd(); }
+void iwv_device_owner_present(iwv_device* dev) { dev->impl->owner_present(); }
+void iwv_device_owner_waiting(iwv_device* dev, int waiting) { dev->impl->owner_waiting(waiting != 0); }
 
 int iwv_device_tx_blocked(iwv_device* dev) {
     Device& d = *dev->impl;
@@ -199,11 +201,12 @@ int iwv_destroy_cq(iwv_cq* cq) {
 
 int iwv_poll_cq(iwv_cq* cq, int num_entries, iwv_wc* wc) {
     Device& d = *cq->dev->impl;
+    d.owner_present();
     // The device thread fills the CQ: an empty one needs no lock (polling loops would otherwise
     // contend with the thread that moves the data).
     if (d.mode() == IWV_PROGRESS_THREAD && cq->q->seems_empty()) return 0;
     Lock l(d.mu);
-    if (d.mode() == IWV_PROGRESS_CALLER && cq->q->size() < size_t(num_entries)) d.poll_locked();
+    if (d.owner_drives() && cq->q->size() < size_t(num_entries)) d.poll_locked();
     return cq->q->poll(num_entries, wc);
 }
 
@@ -280,6 +283,7 @@ uint32_t iwv_qp_num(iwv_qp* qp) { return qp->q->num(); }
 
 int iwv_post_send(iwv_qp* qp, iwv_send_wr* wr, iwv_send_wr** bad_wr) {
     Device& d = *qp->dev->impl;
+    d.owner_present(); // it posts: it is there (standby mode), and will drive progress
     Lock l(d.mu);
     const iwv_send_wr* bad = nullptr;
     int rc = qp->q->post_send(wr, &bad, d.last_error);
@@ -290,6 +294,7 @@ int iwv_post_send(iwv_qp* qp, iwv_send_wr* wr, iwv_send_wr** bad_wr) {
 
 int iwv_post_recv(iwv_qp* qp, iwv_recv_wr* wr, iwv_recv_wr** bad_wr) {
     Device& d = *qp->dev->impl;
+    d.owner_present();
     Lock l(d.mu);
     const iwv_recv_wr* bad = nullptr;
     int rc = qp->q->post_recv(wr, &bad, d.last_error);

@@ -78,13 +78,15 @@ cvars:
     - name        : MPIR_CVAR_CH3_HYBRID_PROGRESS
       category    : CH3_HYBRID
       type        : string
-      default     : caller
+      default     : standby
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         who runs the software RNIC: caller (MPI's progress engine, on the thread that waits in
-        MPI) or thread (a thread of its own, which also moves data while the process computes).
+        MPI), thread (a thread of its own, which also moves data while the process computes) or
+        standby (the progress engine while the process is in MPI; a thread that sleeps meanwhile
+        takes over once the process has stayed out of MPI for a millisecond).
 
     - name        : MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS
       category    : CH3_HYBRID
@@ -150,6 +152,11 @@ static int bad_setting(const char *why, const char *value)
                                 "**ch3|hybrid|cvar", "**ch3|hybrid|cvar %s", why);
 }
 
+static int is(const char *value, const char *name)
+{
+    return value != NULL && strcmp(value, name) == 0;
+}
+
 /* A string CVAR with two values: 0 for `no` (or unset), 1 for `yes`, -1 for anything else. */
 static int choice(const char *value, const char *no, const char *yes)
 {
@@ -174,9 +181,11 @@ int MPIDI_CH3I_Hy_read_cvars(void)
     c->connect_all = choice(MPIR_CVAR_CH3_HYBRID_CONNECT, "ondemand", "all");
     if (c->connect_all < 0)
         return bad_setting("MPIR_CVAR_CH3_HYBRID_CONNECT must be ondemand or all", MPIR_CVAR_CH3_HYBRID_CONNECT);
-    c->progress_thread = choice(MPIR_CVAR_CH3_HYBRID_PROGRESS, "caller", "thread");
-    if (c->progress_thread < 0)
-        return bad_setting("MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller or thread", MPIR_CVAR_CH3_HYBRID_PROGRESS);
+    c->progress_thread = is(MPIR_CVAR_CH3_HYBRID_PROGRESS, "thread");
+    c->progress_standby = is(MPIR_CVAR_CH3_HYBRID_PROGRESS, "standby");
+    if (!c->progress_thread && !c->progress_standby && !is(MPIR_CVAR_CH3_HYBRID_PROGRESS, "caller"))
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_PROGRESS must be caller, thread or standby",
+                           MPIR_CVAR_CH3_HYBRID_PROGRESS);
     /* Fault injection for tests (not a CVAR: no user wants it): breaks one queue pair under load
      * while its peer lives, so that the recovery of RDMA transfers in flight can be tested. */
     if (getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"))

@@ -521,6 +521,8 @@ static int rnic_has_news(const MPIDI_CH3I_Hy_rnic_t * r)
 static int rnic_ready(void *arg)
 {
     const MPIDI_CH3I_Hy_rnic_t *r = (const MPIDI_CH3I_Hy_rnic_t *) arg;
+    if (r->dev)
+        iwv_device_owner_present(r->dev);       /* spinning in MPI: the standby thread sleeps on */
     return rnic_active(r) && rnic_has_news(r);
 }
 
@@ -599,6 +601,8 @@ static int cq_stage(void *arg)
     struct iwv_event ev;
     int work = 0;
     (void) arg;
+    if (r->dev)
+        iwv_device_owner_present(r->dev); /* the standby thread (progress=standby) stays asleep */
     if (!rnic_active(r))
         return 0;
     work += MPIDI_CH3I_Hy_sync_deadlines();
@@ -614,6 +618,14 @@ static int cq_stage(void *arg)
         work++;
     }
     return work + MPIDI_CH3I_Hy_poll_cq();
+}
+
+/* The progress engine blocks in the kernel, woken by the RNIC's fd among others: the RNIC's
+ * standby thread (progress=standby) leaves the RNIC to it meanwhile. */
+void MPIDI_CH3I_Hy_blocking(int entering)
+{
+    if (MPIDI_CH3I_Hy_rnic.dev)
+        iwv_device_owner_waiting(MPIDI_CH3I_Hy_rnic.dev, entering);
 }
 
 /* Tests only (MPICH_HYBRID_TEST_CONTACT_FILE=<path>): the RNIC's SCTP and UDP ports go to
@@ -643,7 +655,8 @@ int MPIDI_CH3I_Hy_open(void)
         return -1;
     r->failed = 1;
     iwv_device_attr_init(&attr);
-    attr.progress = MPIDI_CH3I_Hy_config.progress_thread ? IWV_PROGRESS_THREAD : IWV_PROGRESS_CALLER;
+    attr.progress = MPIDI_CH3I_Hy_config.progress_thread ? IWV_PROGRESS_THREAD
+        : MPIDI_CH3I_Hy_config.progress_standby ? IWV_PROGRESS_STANDBY : IWV_PROGRESS_CALLER;
     attr.initiate_timeout_ms = (uint32_t) MPIDI_CH3I_Hy_config.initiate_timeout_ms;
     attr.max_pending_requests = (uint32_t) MPIDI_CH3I_Hy_config.pending_connects;
     attr.early_bytes = (uint64_t) MPIDI_CH3I_Hy_config.early_bytes;

@@ -561,6 +561,7 @@ const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
     .start_msg = start_msg,
     .send_request = send_request,
     .sent = sent_on_sctp,
+    .blocking = MPIDI_CH3I_Hy_blocking,
     .win_fns = MPIDI_CH3I_Hy_win_fns,
     .win_hooks = MPIDI_CH3I_Hy_win_hooks,
 };

@@ -238,6 +238,8 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 void MPIDI_CH3I_On_block(void *ctx, int entering)
 {
     (void) ctx;
+    if (MPIDI_CH3I_ext.blocking)
+        MPIDI_CH3I_ext.blocking(entering);
 #ifdef MPICH_IS_THREADED
     if (entering) {
         MPIDI_CH3I_Rma_target_safe(0);  /* other threads may be inside CH3 meanwhile */

@@ -1,5 +1,6 @@
-/* One-sided operations that complete while the target computes outside MPI (ch3:hybrid with
- * MPIR_CVAR_CH3_HYBRID_PROGRESS=thread and RDMA thresholds that take every put and get). In each
+/* One-sided operations that complete while the target computes outside MPI (ch3:hybrid, whose
+ * RNIC a standby thread runs while the process is out of MPI (the default progress=standby) or a
+ * thread of its own (progress=thread), with RDMA thresholds that take every put and get). In each
  * case rank 1 (the target) tells rank 0 (the origin) that it starts computing, then spins with no
  * MPI call until a marker appears in its memory. The origin, once told, runs the case's operations
  * (e.g. a 1 MiB MPI_Put then MPI_Win_flush) and only after they returned puts the marker (by RDMA,

@@ -154,6 +154,55 @@ void all_ops_passive(Side& s) {
     s.close();
 }
 
+// The owner away (it computes, no verbs call): a writes 1 MiB into b's buffer and reads another
+// 1 MiB from it. With a standby thread on b both complete and the data is checked on both sides;
+// without one (caller mode, the control) a's Read must still be waiting after two seconds.
+constexpr size_t kAwayBytes = 1u << 20;
+
+void away_active(Side& s, bool served) {
+    ConnParam p;
+    p.private_data = "hello rnic";
+    connect_active(s, p);
+    exchange_regions(s);
+    CHILD_CHECK(s.link.get<char>() == 'a', "b away");
+    fill(s.buf.data(), kAwayBytes, 11);
+    std::memset(s.buf.data() + kBuf / 2, 0, kAwayBytes);
+    s.post(1, IWV_WR_RDMA_WRITE, {s.sge(0, kAwayBytes)}, IWV_SEND_SIGNALED, s.peer.addr, s.peer.rkey);
+    s.post(2, IWV_WR_RDMA_READ, {s.sge(kBuf / 2, kAwayBytes)}, IWV_SEND_SIGNALED, s.peer.addr + kBuf / 2,
+           s.peer.rkey);
+    if (served) {
+        s.wc_ok(1, IWV_WC_RDMA_WRITE);
+        s.wc_ok(2, IWV_WC_RDMA_READ);
+        CHILD_CHECK(same(s.buf.data() + kBuf / 2, kAwayBytes, 22), "the Read brought other bytes");
+    } else {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (std::chrono::steady_clock::now() < until) {
+            iwv_wc w;
+            int n = iwv_poll_cq(s.cq, 1, &w);
+            CHILD_CHECK(n == 0 || (n == 1 && w.wr_id == 1), "wr %llu completed while its target was away",
+                        (unsigned long long)w.wr_id);
+            iwv_cq_wait(s.cq, 100);
+        }
+    }
+    s.link.put('d');
+    if (served) s.close();
+}
+
+void away_passive(Side& s, bool served) {
+    // Buffers first: the verbs calls after them order them before the device's threads.
+    fill(s.buf.data() + kBuf / 2, kAwayBytes, 22); // what a reads
+    std::memset(s.buf.data(), 0, kAwayBytes);      // where a writes
+    connect_passive(s);
+    exchange_regions(s);
+    s.link.put('a');
+    CHILD_CHECK(s.link.get<char>() == 'd', "a done"); // away: blocked here, no verbs call
+    iwv_progress(s.dev, 0); // takes the device's lock: orders the placement before our reads
+    if (served) {
+        CHILD_CHECK(same(s.buf.data(), kAwayBytes, 11), "the Write was not placed while the owner was away");
+        s.close();
+    }
+}
+
 } // namespace
 
 class IwarpPair : public ::testing::TestWithParam<iwv_progress_mode> {};
@@ -391,5 +440,19 @@ TEST_P(IwarpPair, AssociationsWithoutInitiateAreAbortedAndBounded) {
     EXPECT_TRUE(o.ok()) << o.describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, IwarpPair, ::testing::Values(IWV_PROGRESS_THREAD, IWV_PROGRESS_CALLER),
-                         [](const auto& info) { return info.param == IWV_PROGRESS_THREAD ? "DeviceThread" : "CallerDriven"; });
+INSTANTIATE_TEST_SUITE_P(Modes, IwarpPair,
+                         ::testing::Values(IWV_PROGRESS_THREAD, IWV_PROGRESS_CALLER, IWV_PROGRESS_STANDBY),
+                         [](const auto& info) { return mode_name(info.param); });
+
+TEST(IwarpStandby, WritesAndReadsCompleteWhileTheOwnerIsAway) {
+    auto o = run_pair(IWV_PROGRESS_STANDBY, [](Side& s) { away_active(s, true); },
+                      [](Side& s) { away_passive(s, true); });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+// The control: the test above can tell a device that serves from one that does not.
+TEST(IwarpStandby, CallerModeLeavesAReadWaitingWhileTheOwnerIsAway) {
+    auto o = run_pair(IWV_PROGRESS_CALLER, [](Side& s) { away_active(s, false); },
+                      [](Side& s) { away_passive(s, false); });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}

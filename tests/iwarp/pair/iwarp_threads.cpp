@@ -173,5 +173,6 @@ TEST_P(IwarpThreads, ControlCallsOnTwoDevicesFromFourThreads) {
 
 } // namespace
 
-INSTANTIATE_TEST_SUITE_P(Modes, IwarpThreads, ::testing::Values(IWV_PROGRESS_THREAD, IWV_PROGRESS_CALLER),
-                         [](const auto& info) { return info.param == IWV_PROGRESS_THREAD ? "DeviceThread" : "CallerDriven"; });
+INSTANTIATE_TEST_SUITE_P(Modes, IwarpThreads,
+                         ::testing::Values(IWV_PROGRESS_THREAD, IWV_PROGRESS_CALLER, IWV_PROGRESS_STANDBY),
+                         [](const auto& info) { return mode_name(info.param); });

@@ -200,6 +200,10 @@ inline void exchange_regions(Side& s) {
 
 using Role = std::function<void(Side&)>;
 
+inline const char* mode_name(iwv_progress_mode m) {
+    return m == IWV_PROGRESS_THREAD ? "DeviceThread" : m == IWV_PROGRESS_CALLER ? "CallerDriven" : "Standby";
+}
+
 // A crash in a child names where it happened (the parent only sees the signal).
 inline void crash_handler(int sig) {
     void* frames[64];
