@@ -238,8 +238,9 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 void MPIDI_CH3I_On_block(void *ctx, int entering)
 {
     (void) ctx;
-    if (MPIDI_CH3I_ext.blocking)
-        MPIDI_CH3I_ext.blocking(entering);
+    /* The extension's hook runs under CH3's lock: before it is released, after it is taken. */
+    if (entering && MPIDI_CH3I_ext.blocking)
+        MPIDI_CH3I_ext.blocking(1);
 #ifdef MPICH_IS_THREADED
     if (entering) {
         MPIDI_CH3I_Rma_target_safe(0);  /* other threads may be inside CH3 meanwhile */
@@ -248,9 +249,9 @@ void MPIDI_CH3I_On_block(void *ctx, int entering)
         MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
         MPIDI_CH3I_Rma_target_safe(1);
     }
-#else
-    (void) entering;
 #endif
+    if (!entering && MPIDI_CH3I_ext.blocking)
+        MPIDI_CH3I_ext.blocking(0);
 }
 
 #ifdef MPICH_IS_THREADED
