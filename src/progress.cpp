@@ -100,11 +100,18 @@ void Progress::signal() {
 }
 
 void Progress::wake() {
-    woken_.store(true, std::memory_order_release);
-    activity_.fetch_add(1, std::memory_order_acq_rel);
-    uint64_t one = 1;
-    ssize_t r = write(efd_, &one, sizeof one); // unconditional: rare, and must not be missed
-    (void)r;
+    // Not rare: CH3 wakes the blocked thread on every completion, and that thread is most often
+    // the caller itself, completing requests in its own stages. Only a sleeping waiter needs the
+    // system call (a write per message, then a ppoll that returned at once and two reads, was a
+    // third of the system calls of a 4-rank 8-byte ping-pong). A waiter not yet asleep sees
+    // woken_ before it sleeps: both sides order their store and load seq_cst.
+    woken_.store(true, std::memory_order_seq_cst);
+    activity_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) {
+        uint64_t one = 1;
+        ssize_t r = write(efd_, &one, sizeof one);
+        (void)r;
+    }
 }
 
 int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us,
@@ -139,6 +146,8 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
                 spin_.waited(t - start, spin_us); // this round's clock: no second read
                 return work;
             }
+            if (woken_.exchange(false, std::memory_order_acq_rel))
+                return 0;
         }
         sched_yield();
         input(kInputReadsPerRun, kInputHoldUs);
@@ -149,7 +158,9 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
         if (left <= 0)
             return 0;
         sleeping_.store(true, std::memory_order_seq_cst);
-        int64_t wait_us = activity() != seen ? 0 : busy() ? std::min<int64_t>(left, retry_us) : left;
+        int64_t wait_us = woken_.load(std::memory_order_seq_cst) || activity() != seen ? 0
+                          : busy()                                               ? std::min<int64_t>(left, retry_us)
+                                                                                 : left;
         // Never sleep longer than kLookAnywayUs: usrsctp does not always call the upcall (seen:
         // the notifications of an association it aborted after all paths failed never woke a
         // waiter, and the MPI job hung), so an idle waiter looks at the socket now and then.
