@@ -92,7 +92,8 @@ int iwv_dealloc_pd(iwv_pd *pd); /* EBUSY while MRs or QPs use it */
 enum iwv_access_flags { /* libibverbs' values */
     IWV_ACCESS_LOCAL_WRITE = 1,
     IWV_ACCESS_REMOTE_WRITE = 2,
-    IWV_ACCESS_REMOTE_READ = 4
+    IWV_ACCESS_REMOTE_READ = 4,
+    IWV_ACCESS_REMOTE_ATOMIC = 8 /* target of RFC 7306 atomics; needs LOCAL_WRITE too, as in verbs */
 };
 
 struct iwv_mr {
@@ -127,6 +128,8 @@ enum iwv_wc_opcode { /* libibverbs' values */
     IWV_WC_SEND = 0,
     IWV_WC_RDMA_WRITE = 1,
     IWV_WC_RDMA_READ = 2,
+    IWV_WC_COMP_SWAP = 3,
+    IWV_WC_FETCH_ADD = 4,
     IWV_WC_RECV = 128
 };
 enum iwv_wc_flags {
@@ -208,6 +211,8 @@ enum iwv_wr_opcode { /* libibverbs' values */
     IWV_WR_RDMA_WRITE = 0,
     IWV_WR_SEND = 2,
     IWV_WR_RDMA_READ = 4,
+    IWV_WR_ATOMIC_CMP_AND_SWP = 5,   /* RFC 7306 CmpSwap, unmasked */
+    IWV_WR_ATOMIC_FETCH_AND_ADD = 6, /* RFC 7306 FetchAdd, one 64-bit field */
     IWV_WR_SEND_WITH_INV = 9
 };
 enum iwv_send_flags { /* libibverbs' values */
@@ -228,6 +233,16 @@ struct iwv_send_wr {
         uint64_t remote_addr; /* the remote region's Tagged Offset (its virtual address) */
         uint32_t rkey;
     } rdma;
+    /* ATOMIC_*: the 8 bytes at remote_addr (an 8-byte aligned address in a region registered with
+     * IWV_ACCESS_REMOTE_ATOMIC) become compare_add + them (FETCH_AND_ADD), or swap if they equal
+     * compare_add (CMP_AND_SWP); the value before lands in the one 8-byte SGE (host order).
+     * Atomic between all atomics of the target's device; each takes an ORD credit as a Read does. */
+    struct {
+        uint64_t remote_addr;
+        uint64_t compare_add;
+        uint64_t swap;
+        uint32_t rkey;
+    } atomic;
 };
 struct iwv_recv_wr {
     uint64_t wr_id;

@@ -92,8 +92,8 @@ uint32_t StagTable::fresh_index() {
 uint32_t StagTable::register_region(PdHandle pd, uint64_t addr, uint64_t length, uint32_t access, bool zero_based) {
     if (!has_pd(pd)) throw sctpm::Error("iwarp: register_region in unknown PD " + std::to_string(pd));
     if (access & ~kAccessMask) throw sctpm::Error("iwarp: register_region with unknown access bits " + hex(access));
-    if ((access & kRemoteWrite) && !(access & kLocalWrite))
-        throw sctpm::Error("iwarp: register_region: remote write needs local write too (as in verbs)");
+    if ((access & (kRemoteWrite | kRemoteAtomic)) && !(access & kLocalWrite))
+        throw sctpm::Error("iwarp: register_region: remote write and remote atomic need local write too (as in verbs)");
     if (length > kMax64 - addr)
         throw sctpm::Error("iwarp: register_region: addr " + hex(addr) + " + length " + hex(length) +
                            " runs past 2^64 - 1");

@@ -21,8 +21,8 @@
 namespace iwarp {
 
 // Same values as libibverbs' ibv_access_flags.
-enum Access : uint32_t { kLocalWrite = 1, kRemoteWrite = 2, kRemoteRead = 4 };
-constexpr uint32_t kAccessMask = kLocalWrite | kRemoteWrite | kRemoteRead;
+enum Access : uint32_t { kLocalWrite = 1, kRemoteWrite = 2, kRemoteRead = 4, kRemoteAtomic = 8 };
+constexpr uint32_t kAccessMask = kLocalWrite | kRemoteWrite | kRemoteRead | kRemoteAtomic;
 
 using PdHandle = uint32_t; // 0 never names a PD
 

@@ -77,6 +77,7 @@ int QueuePair::modify(iwv_qp_state to, std::string& error) {
         rq_.clear();
         irq_.clear();
         orq_.clear();
+        aq_.clear();
         tx_queue_.clear();
         early_.clear();
         early_bytes_ = 0;
@@ -84,7 +85,7 @@ int QueuePair::modify(iwv_qp_state to, std::string& error) {
         rx_ = ReceiverState{};
         rx_.stags = st;
         rx_.pd = pd_;
-        send_msn_ = read_msn_ = 1;
+        send_msn_ = read_msn_ = atomic_response_msn_ = 1;
         ord_ = 0;
         terminate_sent_.reset();
         terminate_received_.reset();
@@ -139,16 +140,22 @@ int QueuePair::post_send(const iwv_send_wr* wr, const iwv_send_wr** bad, std::st
             return EINVAL;
         }
         const auto op = wr->opcode;
-        if (op != IWV_WR_SEND && op != IWV_WR_SEND_WITH_INV && op != IWV_WR_RDMA_WRITE && op != IWV_WR_RDMA_READ) {
+        const bool atomic = op == IWV_WR_ATOMIC_CMP_AND_SWP || op == IWV_WR_ATOMIC_FETCH_AND_ADD;
+        if (op != IWV_WR_SEND && op != IWV_WR_SEND_WITH_INV && op != IWV_WR_RDMA_WRITE && op != IWV_WR_RDMA_READ &&
+            !atomic) {
             error = "iwv_post_send: opcode " + std::to_string(int(op)) + " is not supported";
+            return EINVAL;
+        }
+        if (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8)) {
+            error = "iwv_post_send: an atomic returns the 8-byte original value into one SGE of 8 bytes";
             return EINVAL;
         }
         if (op == IWV_WR_RDMA_READ && wr->num_sge > 1) {
             error = "iwv_post_send: an RDMA Read has one sink buffer (one SGE): its Read Request names one STag";
             return EINVAL;
         }
-        if (op == IWV_WR_RDMA_READ && state_ == IWV_QPS_RTS && ord_ == 0) {
-            error = "iwv_post_send: no RDMA Read credits (ORD negotiated to 0; set initiator_depth and the peer's "
+        if ((op == IWV_WR_RDMA_READ || atomic) && state_ == IWV_QPS_RTS && ord_ == 0) {
+            error = "iwv_post_send: no RDMA Read or atomic credits (ORD negotiated to 0; set initiator_depth and the peer's "
                     "responder_resources)";
             return EINVAL;
         }
@@ -168,7 +175,8 @@ int QueuePair::post_send(const iwv_send_wr* wr, const iwv_send_wr** bad, std::st
             sq_.push_back(std::move(w));
             continue;
         }
-        if (int rc = check_sges(w.sges.data(), wr->num_sge, op == IWV_WR_RDMA_READ ? uint32_t(kLocalWrite) : 0u, &w.length, error)) {
+        const uint32_t sink_access = op == IWV_WR_RDMA_READ || atomic ? uint32_t(kLocalWrite) : 0u;
+        if (int rc = check_sges(w.sges.data(), wr->num_sge, sink_access, &w.length, error)) {
             error = "iwv_post_send: " + error;
             return rc;
         }
@@ -245,9 +253,11 @@ void QueuePair::push_send_completion(const SendWqe& w) {
     wc.wr_id = w.wr.wr_id;
     wc.status = w.status;
     wc.vendor_err = w.vendor_err;
-    wc.opcode = w.wr.opcode == IWV_WR_RDMA_WRITE  ? IWV_WC_RDMA_WRITE
-                : w.wr.opcode == IWV_WR_RDMA_READ ? IWV_WC_RDMA_READ
-                                                  : IWV_WC_SEND;
+    wc.opcode = w.wr.opcode == IWV_WR_RDMA_WRITE            ? IWV_WC_RDMA_WRITE
+                : w.wr.opcode == IWV_WR_RDMA_READ           ? IWV_WC_RDMA_READ
+                : w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP   ? IWV_WC_COMP_SWAP
+                : w.wr.opcode == IWV_WR_ATOMIC_FETCH_AND_ADD ? IWV_WC_FETCH_ADD
+                                                            : IWV_WC_SEND;
     wc.byte_len = uint32_t(w.length);
     wc.qp_num = num_;
     send_cq_.push(wc, true);
@@ -285,6 +295,8 @@ void QueuePair::flush() {
     irq_.clear();
     orq_.clear();
     rx_.orq.clear();
+    aq_.clear();
+    rx_.atomics.clear();
 }
 
 void QueuePair::enter_error(const std::string& why, std::optional<TermCode> received) {

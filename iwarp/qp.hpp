@@ -88,8 +88,9 @@ private:
         std::vector<iwv_sge> sges;
         uint64_t length = 0;
     };
-    struct ReadResponseJob { // an inbound Read Request being answered (one IRD slot)
+    struct ReadResponseJob { // an inbound Read or Atomic Request being answered (one IRD slot)
         ReadRequestHeader rr;
+        std::optional<AtomicResponseHeader> atomic; // an Atomic Request's Response: done, to send
         uint64_t src_address = 0;
         uint32_t sent = 0;
         bool started = false;
@@ -112,6 +113,7 @@ private:
     bool send_now(uint32_t ppid, std::vector<uint8_t>&& bytes); // false: queued (LLP full)
     bool build_next_segment(); // false: nothing to send now
     void build_read_response(ReadResponseJob& job);
+    void build_atomic_response(const AtomicResponseHeader& resp);
     void build_wqe_segment(SendWqe& w);
     size_t gather(const std::vector<iwv_sge>& sges, uint64_t offset, uint8_t* out, size_t len) const;
     void send_terminate(const TerminateHeader& t, const std::string& why);
@@ -125,6 +127,7 @@ private:
     void handle_segment_bytes(std::span<const uint8_t> message);
     void handle_segment_in_error(std::span<const uint8_t> message);
     void deliver(const Accepted& a);
+    void carry_out_atomic(const AtomicRequestHeader& ar);
     void reject(const Rejected& r);
     bool read_rest(std::vector<uint8_t>& into, size_t limit, bool eor_seen);
     void scatter(uint64_t mo_offset, const uint8_t* data, size_t len); // into the head receive WQE
@@ -150,6 +153,9 @@ private:
     size_t sq_next_ = 0;        // index in sq_ of the next WQE to transmit
     uint64_t next_seq_ = 1;
     std::deque<uint64_t> orq_;  // seq of our RDMA Reads awaiting their Response (parallel to rx_.orq)
+    std::deque<uint64_t> aq_;   // seq of our Atomic Requests awaiting their Response (parallel to rx_.atomics)
+    uint32_t next_atomic_id_ = 1;     // Request Identifier of our next Atomic Request
+    uint32_t atomic_response_msn_ = 1; // MSN of the next Atomic Response we send (QN 3)
     uint32_t ord_ = 0;
     uint32_t send_msn_ = 1, read_msn_ = 1;
     std::deque<ReadResponseJob> irq_;

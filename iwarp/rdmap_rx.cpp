@@ -362,12 +362,59 @@ void QueuePair::deliver(const Accepted& a) {
         irq_.push_back(job);
         return;
     }
+    if (op == Opcode::atomic_request) {
+        ++rx_.read_msn; // QN 1, shared with the Read Requests
+        carry_out_atomic(*a.atomic_request);
+        return;
+    }
+    if (op == Opcode::atomic_response) {
+        // Responses come back in request order (RFC 7306 §5.2.2 item 8): this one answers the oldest.
+        if (aq_.empty()) return; // flushed since it was checked
+        SendWqe* w = find_wqe(aq_.front());
+        aq_.pop_front();
+        rx_.atomics.pop_front();
+        ++rx_.atomic_msn;
+        if (w) {
+            // The sink SGE was checked (local write, 8 bytes) when the WR was posted.
+            const uint64_t original = a.atomic_response->original;
+            std::memcpy(reinterpret_cast<void*>(uintptr_t(w->sges[0].addr)), &original, sizeof original);
+            w->done = true;
+        }
+        complete_in_order();
+        return;
+    }
     if (op == Opcode::terminate) {
         rx_.terminate_seen = true;
         terminate_received_ = a.terminate->code;
         terminate_text_ = "received from the peer";
         enter_error("peer sent Terminate: " + describe(a.terminate->code), a.terminate->code);
     }
+}
+
+// RFC 7306 §5.1: read, modify and write the 8 bytes, atomically against every other atomic of this
+// device (its lock covers every QP) and, through the CPU's own atomics, against the local process's.
+// The target was checked when the request arrived; it is checked again here, where it counts.
+void QueuePair::carry_out_atomic(const AtomicRequestHeader& ar) {
+    TagCheck c = check_atomic_target(stags_, pd_, ar);
+    if (!c.ok()) {
+        TerminateHeader t;
+        t.code = *c.error;
+        send_terminate(t, "Atomic Request target no longer valid when carried out (RFC 7306 §8.2)");
+        enter_error("Atomic Request target no longer valid when carried out", std::nullopt);
+        return;
+    }
+    auto* word = reinterpret_cast<uint64_t*>(uintptr_t(c.address));
+    uint64_t original = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    for (;;) { // a failed compare leaves the word unwritten
+        const uint64_t next = atomic_result(ar, original);
+        if (next == original ||
+            __atomic_compare_exchange_n(word, &original, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            break;
+    }
+    ReadResponseJob job;
+    job.atomic = AtomicResponseHeader{ar.request_id, original};
+    ++rx_.reads_active; // an IRD slot until its Response is out (§5.2.2 item 4)
+    irq_.push_back(job);
 }
 
 void QueuePair::reject(const Rejected& r) {

@@ -105,13 +105,19 @@ int QueuePair::transmit() {
 // they free IRD slots), then the send queue in order.
 bool QueuePair::build_next_segment() {
     if (!irq_.empty()) {
-        build_read_response(irq_.front());
+        if (irq_.front().atomic)
+            build_atomic_response(*irq_.front().atomic);
+        else
+            build_read_response(irq_.front());
         return llp_ && tx_queue_.empty();
     }
     if (sq_next_ >= sq_.size()) return false;
     SendWqe& w = sq_[sq_next_];
-    if (w.wr.opcode == IWV_WR_RDMA_READ && orq_.size() >= ord_) return false; // ORD credits (RFC 6581)
-    if ((w.wr.send_flags & IWV_SEND_FENCE) && !orq_.empty()) return false;   // fence: earlier Reads first
+    const bool takes_credit = w.wr.opcode == IWV_WR_RDMA_READ || w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP ||
+                              w.wr.opcode == IWV_WR_ATOMIC_FETCH_AND_ADD;
+    const size_t outstanding = orq_.size() + aq_.size();
+    if (takes_credit && outstanding >= ord_) return false;                   // ORD credits (RFC 6581, RFC 7306 §5.2)
+    if ((w.wr.send_flags & IWV_SEND_FENCE) && outstanding) return false;     // fence: earlier Reads and atomics first
     build_wqe_segment(w);
     return llp_ && tx_queue_.empty();
 }
@@ -175,6 +181,31 @@ void QueuePair::build_wqe_segment(SendWqe& w) {
         send_segment(kSsnSize + kUntaggedHeaderSize + kReadRequestHeaderSize);
         break;
     }
+    case IWV_WR_ATOMIC_CMP_AND_SWP:
+    case IWV_WR_ATOMIC_FETCH_AND_ADD: {
+        AtomicRequestHeader ar;
+        const bool cas = w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP;
+        ar.aopcode = uint8_t(cas ? AtomicOp::cmp_swap : AtomicOp::fetch_add);
+        ar.request_id = next_atomic_id_++;
+        ar.stag = w.wr.atomic.rkey;
+        ar.to = w.wr.atomic.remote_addr;
+        // Unmasked, as verbs' atomics (Fig. 5: the fields an operation does not use are sent as
+        // compare 0 and masks all ones).
+        ar.add_swap = cas ? w.wr.atomic.swap : w.wr.atomic.compare_add;
+        ar.add_swap_mask = cas ? ~0ull : 0;
+        ar.compare = cas ? w.wr.atomic.compare_add : 0;
+        ar.compare_mask = ~0ull;
+        DdpHeader h = make_untagged_header(Opcode::atomic_request, read_msn_++, 0, true); // QN 1, with the Reads
+        be::store16(out, session_->take_data_ssn());
+        encode(h, std::span(out + kSsnSize, kUntaggedHeaderSize));
+        encode(ar, std::span(out + kSsnSize + kUntaggedHeaderSize, kAtomicRequestHeaderSize));
+        w.issued = true;
+        ++sq_next_;
+        aq_.push_back(w.seq);
+        rx_.atomics.push_back(OutstandingAtomic{ar.request_id});
+        send_segment(kSsnSize + kUntaggedHeaderSize + kAtomicRequestHeaderSize);
+        break;
+    }
     default: throw sctpm::Error("iwarp: unsupported WR opcode reached the transmitter");
     }
     complete_in_order();
@@ -210,6 +241,19 @@ void QueuePair::build_read_response(ReadResponseJob& job) {
         --rx_.reads_active; // the IRD slot is free once the Response is out (RFC 5040 §5.2.2)
     }
     send_segment(kSsnSize + kTaggedHeaderSize + chunk);
+}
+
+// The Response of an Atomic Request carried out at delivery (RFC 7306 §5.2.2): QN 3, one segment,
+// in request order with the Read Responses ahead of it.
+void QueuePair::build_atomic_response(const AtomicResponseHeader& resp) {
+    uint8_t* out = tx_buf_.data();
+    DdpHeader h = make_untagged_header(Opcode::atomic_response, atomic_response_msn_++, 0, true);
+    be::store16(out, session_->take_data_ssn());
+    encode(h, std::span(out + kSsnSize, kUntaggedHeaderSize));
+    encode(resp, std::span(out + kSsnSize + kUntaggedHeaderSize, kAtomicResponseHeaderSize));
+    irq_.pop_front();
+    --rx_.reads_active; // its IRD slot is free once the Response is out, as a Read's
+    send_segment(kSsnSize + kUntaggedHeaderSize + kAtomicResponseHeaderSize);
 }
 
 // RFC 5040 §5.4 / §7.1: the first error only; one Terminate (QN 2, MSN 1), then the session's

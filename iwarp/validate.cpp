@@ -75,6 +75,19 @@ std::string_view source_reason(TagFault f) {
     return "";
 }
 
+std::string_view atomic_reason(TagFault f) {
+    switch (f) {
+    case TagFault::invalid_stag: return "Atomic Request STag invalid (RFC 7306 §5.2.1, RFC 5040 §7.2)";
+    case TagFault::not_associated: return "Atomic Request STag of another PD (RFC 7306 §5.2.1, RFC 5040 §7.2)";
+    case TagFault::access: return "Atomic Request target region lacks remote atomic access (RFC 7306 §5)";
+    case TagFault::below_base: return "Atomic Request TO below base (RFC 5040 §7.2)";
+    case TagFault::beyond_bound: return "Atomic Request TO + 8 beyond bound (RFC 5040 §7.2)";
+    case TagFault::to_wrap: return "Atomic Request TO + 8 wraps 64 bits (RFC 5040 §7.2)";
+    case TagFault::none: break;
+    }
+    return "";
+}
+
 Verdict check_write(const ReceiverState& st, const Segment& s, size_t size, uint64_t len) {
     Accepted a;
     a.segment = s;
@@ -124,7 +137,8 @@ Window window_of(const ReceiverState& st, uint32_t qn) {
     switch (qn) {
     case kQnSend: return {st.recv_msn, st.recv.size()};
     case kQnReadRequest: return {st.read_msn, st.ird > st.reads_active ? st.ird - st.reads_active : 0u};
-    default: return {st.terminate_msn, st.terminate_seen ? 0u : 1u};
+    case kQnTerminate: return {st.terminate_msn, st.terminate_seen ? 0u : 1u};
+    default: return {st.atomic_msn, st.atomics.size()};
     }
 }
 
@@ -178,6 +192,65 @@ Verdict check_read_request(const ReceiverState& st, const Segment& s, size_t siz
     return a;
 }
 
+// Atomic Requests and Responses, like Read Requests, are one segment at MO 0 holding exactly
+// their header (RFC 7306 Fig. 4 and 6); what to say when one is not.
+struct HeaderOnly {
+    size_t size;
+    std::string_view wrong_mo, too_long, incomplete;
+};
+constexpr HeaderOnly kAtomicRequestShape{kAtomicRequestHeaderSize,
+                                         "Atomic Request segment at MO != 0 (RFC 5041 §7.1 untagged 3)",
+                                         "Atomic Request longer than its 52-byte header (RFC 7306 §5.2.1)",
+                                         "Atomic Request header incomplete (RFC 7306 §5.2.1)"};
+constexpr HeaderOnly kAtomicResponseShape{kAtomicResponseHeaderSize,
+                                          "Atomic Response segment at MO != 0 (RFC 5041 §7.1 untagged 3)",
+                                          "Atomic Response longer than its 12-byte header (RFC 7306 §5.2.2)",
+                                          "Atomic Response header incomplete (RFC 7306 §5.2.2)"};
+
+std::optional<Rejected> check_shape(const Segment& s, size_t size, const HeaderOnly& shape) {
+    const size_t len = s.payload.size();
+    if (s.hdr.mo != 0) return reject(term::ddp_untagged_invalid_mo, shape.wrong_mo, &s, size);
+    if (len > shape.size || (len == shape.size && !s.hdr.last))
+        return reject(term::ddp_untagged_too_long, shape.too_long, &s, size);
+    if (len < shape.size) return reject(term::rdmap_operation_unspecified, shape.incomplete, &s, size);
+    return std::nullopt;
+}
+
+Verdict check_atomic_request(const ReceiverState& st, const Segment& s, size_t size, uint32_t index) {
+    if (auto r = check_shape(s, size, kAtomicRequestShape)) return *r;
+    const AtomicRequestHeader ar = *decode_atomic_request(s.payload);
+    if (ar.aopcode != uint8_t(AtomicOp::fetch_add) && ar.aopcode != uint8_t(AtomicOp::cmp_swap))
+        return reject(term::rdmap_operation_unspecified, "Atomic Request with an unsupported AOpCode (RFC 7306 §5.2.1 4)",
+                      &s, size);
+    TagCheck c = check_atomic_target(*st.stags, st.pd, ar);
+    if (!c.ok())
+        return reject(*c.error,
+                      c.fault == TagFault::none ? "Atomic Request target not 64-bit aligned (RFC 7306 §8.2)"
+                                                : atomic_reason(c.fault),
+                      &s, size);
+    Accepted a;
+    a.segment = s;
+    a.buffer_index = index;
+    a.message_length = uint32_t(kAtomicRequestHeaderSize);
+    a.atomic_request = ar;
+    return a;
+}
+
+Verdict check_atomic_response(const ReceiverState& st, const Segment& s, size_t size, uint32_t index) {
+    if (auto r = check_shape(s, size, kAtomicResponseShape)) return *r;
+    const AtomicResponseHeader resp = *decode_atomic_response(s.payload);
+    if (resp.request_id != st.atomics[index].request_id)
+        return reject(term::rdmap_operation_unspecified,
+                      "Atomic Response names another request than the one its MSN answers (RFC 7306 §5.2.2 7)", &s,
+                      size);
+    Accepted a;
+    a.segment = s;
+    a.buffer_index = index;
+    a.message_length = uint32_t(kAtomicResponseHeaderSize);
+    a.atomic_response = resp;
+    return a;
+}
+
 Verdict check_terminate(const Segment& s, size_t size, uint32_t index) {
     const DdpHeader& h = s.hdr;
     if (h.mo != 0)
@@ -201,11 +274,12 @@ Verdict check_untagged(const ReceiverState& st, const Segment& s, size_t size, u
     const DdpHeader& h = s.hdr;
     const Opcode op = Opcode(h.opcode);
     // RFC 5041 §7.1 untagged 1; RFC 5040 Fig. 4 fixes one queue per opcode.
-    if (h.qn > kQnTerminate)
-        return reject(term::ddp_untagged_invalid_qn, "QN is none of RDMAP's queues 0-2 (RFC 5041 §7.1 untagged 1)", &s,
-                      size);
+    if (h.qn > kQnAtomicResponse)
+        return reject(term::ddp_untagged_invalid_qn,
+                      "QN is none of RDMAP's queues 0-3 (RFC 5041 §7.1 untagged 1, RFC 7306 Fig. 2)", &s, size);
     if (h.qn != opcode_queue(op))
-        return reject(term::ddp_untagged_invalid_qn, "QN is not the opcode's queue (RFC 5040 Fig. 4)", &s, size);
+        return reject(term::ddp_untagged_invalid_qn, "QN is not the opcode's queue (RFC 5040 Fig. 4, RFC 7306 Fig. 2)",
+                      &s, size);
 
     // RFC 5041 §7.1 untagged 2 and 5, also for zero-length messages (RFC 5040 §5.3: a zero-length
     // Send still consumes a buffer). Check 2 ("no buffer available") fails when the queue has no
@@ -230,6 +304,8 @@ Verdict check_untagged(const ReceiverState& st, const Segment& s, size_t size, u
     switch (op) {
     case Opcode::read_request: return check_read_request(st, s, size, index);
     case Opcode::terminate: return check_terminate(s, size, index);
+    case Opcode::atomic_request: return check_atomic_request(st, s, size, index);
+    case Opcode::atomic_response: return check_atomic_response(st, s, size, index);
     default: return check_send(st, s, size, index, len);
     }
 }
@@ -271,7 +347,17 @@ Verdict validate_segment(const ReceiverState& st, std::span<const uint8_t> messa
 
 bool payload_is_data(const DdpHeader& h) {
     return opcode_known(h.opcode) && h.opcode != uint8_t(Opcode::read_request) &&
-           h.opcode != uint8_t(Opcode::terminate);
+           h.opcode != uint8_t(Opcode::terminate) && h.opcode != uint8_t(Opcode::atomic_request) &&
+           h.opcode != uint8_t(Opcode::atomic_response);
+}
+
+TagCheck check_atomic_target(const StagTable& t, PdHandle stream_pd, const AtomicRequestHeader& h) {
+    TagCheck c = t.classify(stream_pd, h.stag, h.to, 8, kRemoteAtomic);
+    if (c.fault != TagFault::none)
+        c.error = rdmap_protection_code(c.fault);
+    else if (c.address % 8 != 0)
+        c.error = term::rdmap_catastrophic_stream;
+    return c;
 }
 
 Verdict validate_segment_head(const ReceiverState& st, const Segment& head, uint64_t payload_length) {

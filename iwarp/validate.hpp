@@ -35,6 +35,11 @@ struct OutstandingRead {
     uint32_t size = 0;
 };
 
+// One of our Atomic Requests whose Response has not been delivered yet (RFC 7306 §5.2.2).
+struct OutstandingAtomic {
+    uint32_t request_id = 0;
+};
+
 // Default segment limit: the largest DDP segment a Terminate's 16-bit length field can name.
 constexpr size_t kDefaultMaxMessage = kSsnSize + 0xFFFF;
 
@@ -59,6 +64,11 @@ struct ReceiverState {
 
     // Data sink side of our own RDMA Reads, oldest first.
     std::deque<OutstandingRead> orq;
+
+    // QN 3 (RFC 7306): our Atomic Requests awaiting their Response, oldest first; the Response
+    // with MSN atomic_msn + i answers atomics[i]. They are the queue's buffers (§5.2.2 item 5).
+    uint32_t atomic_msn = 1;
+    std::deque<OutstandingAtomic> atomics;
 };
 
 struct Placement {
@@ -75,6 +85,8 @@ struct Accepted {
     uint32_t message_offset = 0;            // untagged: MO; tagged: TO - first TO of the ORQ entry
     std::optional<uint32_t> message_length; // untagged last segment: MO + payload (RFC 5041 §5.4)
     std::optional<ReadRequestHeader> read_request;
+    std::optional<AtomicRequestHeader> atomic_request;   // its target checked: remote atomic, 8 bytes, aligned
+    std::optional<AtomicResponseHeader> atomic_response; // answers atomics[buffer_index]
     std::optional<TerminateHeader> terminate;
     std::optional<uint32_t> invalidate_stag; // Send with Invalidate, last segment: checked, to do
     std::optional<size_t> orq_index;         // Read Response: the ORQ entry it belongs to
@@ -87,11 +99,17 @@ struct Rejected {
 
 using Verdict = std::variant<Accepted, Rejected>;
 
+// The target of an Atomic Request (RFC 7306 §5.1, §8.2): a valid STag of the stream's PD with
+// remote atomic access, 8 bytes inside the region (RDMAP Remote Protection codes otherwise) at a
+// 64-bit aligned local address (Remote Operation, catastrophic to the stream, otherwise). Also
+// checked again when the request is carried out, as the region may have changed since.
+TagCheck check_atomic_target(const StagTable& t, PdHandle stream_pd, const AtomicRequestHeader& h);
+
 // `message` is one SCTP user message received with PPID 16.
 Verdict validate_segment(const ReceiverState& st, std::span<const uint8_t> message);
 
 // True for the opcodes whose payload is ULP data to place (Write, Read Response, the Sends), as
-// opposed to an RDMAP header (Read Request, Terminate) or a reserved opcode.
+// opposed to an RDMAP header (Read Request, Terminate, the atomics) or a reserved opcode.
 bool payload_is_data(const DdpHeader& h);
 
 // The same checks for a receiver that reads a segment's DDP-SSN and header first and places the

@@ -29,7 +29,10 @@ constexpr WireError truncated(std::string_view field) { return {field, "truncate
 
 // ---- opcodes -----------------------------------------------------------------------------------
 
-bool opcode_known(uint8_t opcode) { return opcode < kFirstReservedOpcode; }
+bool opcode_known(uint8_t opcode) {
+    return opcode <= uint8_t(Opcode::terminate) || opcode == uint8_t(Opcode::atomic_request) ||
+           opcode == uint8_t(Opcode::atomic_response);
+}
 
 bool opcode_tagged(Opcode op) { return op == Opcode::rdma_write || op == Opcode::read_response; }
 
@@ -37,6 +40,8 @@ uint32_t opcode_queue(Opcode op) {
     switch (op) {
     case Opcode::read_request: return kQnReadRequest;
     case Opcode::terminate: return kQnTerminate;
+    case Opcode::atomic_request: return kQnReadRequest;
+    case Opcode::atomic_response: return kQnAtomicResponse;
     default: return kQnSend;
     }
 }
@@ -47,7 +52,9 @@ std::string_view opcode_name(uint8_t opcode) {
     static constexpr std::string_view names[] = {
         "RDMA Write", "RDMA Read Request", "RDMA Read Response", "Send",
         "Send with Invalidate", "Send with SE", "Send with SE and Invalidate", "Terminate"};
-    return opcode_known(opcode) ? names[opcode] : "reserved";
+    if (opcode == uint8_t(Opcode::atomic_request)) return "Atomic Request";
+    if (opcode == uint8_t(Opcode::atomic_response)) return "Atomic Response";
+    return opcode <= uint8_t(Opcode::terminate) ? names[opcode] : "reserved";
 }
 
 DdpHeader make_tagged_header(Opcode op, uint32_t stag, uint64_t to, bool last) {
@@ -202,6 +209,82 @@ Decoded<ReadRequestHeader> decode_read_request(std::span<const uint8_t> in) {
     h.size = be::load32(p + 12);
     h.src_stag = be::load32(p + 16);
     h.src_to = be::load64(p + 20);
+    return h;
+}
+
+// ---- Atomic Operation headers (RFC 7306 §5.2) ----------------------------------------------------
+
+uint64_t atomic_result(const AtomicRequestHeader& h, uint64_t original) {
+    if (h.aopcode == uint8_t(AtomicOp::cmp_swap)) {
+        if ((h.compare ^ original) & h.compare_mask) return original;
+        return (original & ~h.add_swap_mask) | (h.add_swap & h.add_swap_mask);
+    }
+    if (h.aopcode != uint8_t(AtomicOp::fetch_add))
+        throw sctpm::Error("iwarp: atomic_result of AOpCode " + std::to_string(h.aopcode));
+    // Each field runs from just above the previous mask bit up to and including the next one: add
+    // it alone, so that its carry out is lost. A mask of 0 is one 64-bit field.
+    uint64_t result = 0;
+    unsigned low = 0;
+    for (unsigned bit = 0; bit < 64; ++bit) {
+        if (bit != 63 && !(h.add_swap_mask >> bit & 1)) continue;
+        const uint64_t field = bit - low == 63 ? ~0ull : ((1ull << (bit - low + 1)) - 1) << low;
+        result |= ((original & field) + (h.add_swap & field)) & field;
+        low = bit + 1;
+    }
+    return result;
+}
+
+size_t encode(const AtomicRequestHeader& h, std::span<uint8_t> out) {
+    need(out, kAtomicRequestHeaderSize, "Atomic Request header");
+    uint8_t* p = out.data();
+    be::store32(p, (h.reserved & 0x0FFFFFFFu) << 4 | (h.aopcode & 0xFu));
+    be::store32(p + 4, h.request_id);
+    be::store32(p + 8, h.stag);
+    be::store64(p + 12, h.to);
+    be::store64(p + 20, h.add_swap);
+    be::store64(p + 28, h.add_swap_mask);
+    be::store64(p + 36, h.compare);
+    be::store64(p + 44, h.compare_mask);
+    return kAtomicRequestHeaderSize;
+}
+
+Decoded<AtomicRequestHeader> decode_atomic_request(std::span<const uint8_t> in) {
+    if (in.size() < 4) return truncated("aopcode");
+    if (in.size() < 8) return truncated("request_id");
+    if (in.size() < 12) return truncated("remote_stag");
+    if (in.size() < 20) return truncated("remote_to");
+    if (in.size() < 28) return truncated("add_swap_data");
+    if (in.size() < 36) return truncated("add_swap_mask");
+    if (in.size() < 44) return truncated("compare_data");
+    if (in.size() < 52) return truncated("compare_mask");
+    const uint8_t* p = in.data();
+    AtomicRequestHeader h;
+    const uint32_t w0 = be::load32(p);
+    h.reserved = w0 >> 4;
+    h.aopcode = uint8_t(w0 & 0xF);
+    h.request_id = be::load32(p + 4);
+    h.stag = be::load32(p + 8);
+    h.to = be::load64(p + 12);
+    h.add_swap = be::load64(p + 20);
+    h.add_swap_mask = be::load64(p + 28);
+    h.compare = be::load64(p + 36);
+    h.compare_mask = be::load64(p + 44);
+    return h;
+}
+
+size_t encode(const AtomicResponseHeader& h, std::span<uint8_t> out) {
+    need(out, kAtomicResponseHeaderSize, "Atomic Response header");
+    be::store32(out.data(), h.request_id);
+    be::store64(out.data() + 4, h.original);
+    return kAtomicResponseHeaderSize;
+}
+
+Decoded<AtomicResponseHeader> decode_atomic_response(std::span<const uint8_t> in) {
+    if (in.size() < 4) return truncated("original_request_id");
+    if (in.size() < 12) return truncated("original_remote_data");
+    AtomicResponseHeader h;
+    h.request_id = be::load32(in.data());
+    h.original = be::load64(in.data() + 4);
     return h;
 }
 

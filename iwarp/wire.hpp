@@ -57,21 +57,24 @@ enum class Opcode : uint8_t {
     send_se = 0x5,     // Send with Solicited Event
     send_se_inv = 0x6, // Send with SE and Invalidate
     terminate = 0x7,
-    // 0x8..0xF reserved (Fig. 4). RFC 7306 later took 0x8..0xB for atomics; we do not implement
-    // them, so to this stack they are unexpected opcodes like the rest.
+    // RFC 7306 Fig. 2: Immediate Data (0x8, 0x9) is not implemented, so to this stack it is an
+    // unexpected opcode like the reserved 0xC..0xF.
+    atomic_request = 0xA,
+    atomic_response = 0xB,
 };
-constexpr uint8_t kFirstReservedOpcode = 0x8;
 
-// Untagged queues (Fig. 4).
+// Untagged queues (RFC 5040 Fig. 4, RFC 7306 Fig. 2). Atomic Requests share QN 1 (its MSNs and
+// its IRD/ORD credits) with Read Requests.
 constexpr uint32_t kQnSend = 0;
 constexpr uint32_t kQnReadRequest = 1;
 constexpr uint32_t kQnTerminate = 2;
+constexpr uint32_t kQnAtomicResponse = 3;
 
-bool opcode_known(uint8_t opcode);            // 0..7
+bool opcode_known(uint8_t opcode);            // 0..7, 0xA, 0xB
 bool opcode_tagged(Opcode op);                // Write and Read Response use tagged buffers
 uint32_t opcode_queue(Opcode op);             // QN for the untagged ones
 bool opcode_invalidates(Opcode op);           // carries an Invalidate STag
-std::string_view opcode_name(uint8_t opcode); // "reserved" for 8..15
+std::string_view opcode_name(uint8_t opcode); // "reserved" for the others
 
 // Byte 0 (RFC 5041 Fig. 3) and byte 1 (RFC 5040 Fig. 3), plus either model's fields.
 struct DdpHeader {
@@ -113,6 +116,39 @@ struct ReadRequestHeader {
     uint64_t src_to = 0;
     bool operator==(const ReadRequestHeader&) const = default;
 };
+
+// ---- RFC 7306 §5.2: Atomic Operation Request and Response headers ----------------------------
+
+constexpr size_t kAtomicRequestHeaderSize = 52;
+constexpr size_t kAtomicResponseHeaderSize = 12;
+
+// AOpCode (Fig. 5). Both MUST be implemented; any other value is an error at the responder.
+enum class AtomicOp : uint8_t { fetch_add = 0x0, cmp_swap = 0x2 };
+
+struct AtomicRequestHeader {
+    uint32_t reserved = 0; // 28 bits, sent 0, ignored
+    uint8_t aopcode = 0;   // raw 4 bits, so that unknown values survive decoding
+    uint32_t request_id = 0;
+    uint32_t stag = 0;
+    uint64_t to = 0;
+    uint64_t add_swap = 0;      // Add Data (FetchAdd) or Swap Data (CmpSwap)
+    uint64_t add_swap_mask = 0; // FetchAdd: field boundaries (0: one 64-bit add); CmpSwap: bits swapped
+    uint64_t compare = 0;       // CmpSwap only
+    uint64_t compare_mask = ~0ull; // CmpSwap: bits compared
+    bool operator==(const AtomicRequestHeader&) const = default;
+};
+
+struct AtomicResponseHeader {
+    uint32_t request_id = 0; // the request's, reflected
+    uint64_t original = 0;   // the 64-bit value before the operation
+    bool operator==(const AtomicResponseHeader&) const = default;
+};
+
+// The value the responder writes back for `original` (RFC 7306 §5.1.1 and §5.1.2 pseudocode):
+// a masked FetchAdd adds field by field, a field ending at each bit set in Add Mask (no carry out of
+// it); a masked CmpSwap swaps the Swap Mask bits when the Compare Mask bits match. Requires a known
+// aopcode.
+uint64_t atomic_result(const AtomicRequestHeader& h, uint64_t original);
 
 // ---- Terminate error codes: RFC 5040 §4.8 Fig. 9, RFC 5041 §7.2, RFC 5044/6581 (MPA) ----------
 
@@ -285,6 +321,11 @@ Decoded<DdpHeader> decode_ddp_header(std::span<const uint8_t> in);
 
 size_t encode(const ReadRequestHeader& h, std::span<uint8_t> out);
 Decoded<ReadRequestHeader> decode_read_request(std::span<const uint8_t> in);
+
+size_t encode(const AtomicRequestHeader& h, std::span<uint8_t> out);
+Decoded<AtomicRequestHeader> decode_atomic_request(std::span<const uint8_t> in);
+size_t encode(const AtomicResponseHeader& h, std::span<uint8_t> out);
+Decoded<AtomicResponseHeader> decode_atomic_response(std::span<const uint8_t> in);
 
 size_t encode(const TerminateHeader& h, std::span<uint8_t> out);
 Decoded<TerminateHeader> decode_terminate(std::span<const uint8_t> in);

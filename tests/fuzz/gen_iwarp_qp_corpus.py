@@ -80,6 +80,25 @@ def post_read(region, off, length, rkey=0x55, raddr=0):
     return bytes([10, k, region]) + u16(off) + u16(length) + u32(0) + u32(rkey) + u32(raddr)
 
 
+def u64(v):
+    return struct.pack(">Q", v & 0xFFFFFFFFFFFFFFFF)
+
+
+# RFC 7306: the peer's Atomic Request (AOpCode aop on region stag_sel at offset to) and Response.
+def atomic_request(aop, stag_sel, to, add=1, mask=0, compare=0, compare_mask=None, d=0, mode=0):
+    cm = bytes([1]) if compare_mask is None else bytes([0]) + u64(compare_mask)
+    return bytes([20, aop]) + u32(7) + bytes([stag_sel]) + u16(to) + u64(add) + u64(mask) + u64(compare) + cm + bytes([d, mode])
+
+
+def atomic_response(original=5, d=0, mode=0):
+    return bytes([21, d]) + u64(original) + bytes([mode])
+
+
+def post_atomic(cas, region, off, rkey=0x55, raddr=0, compare=0, swap=1):
+    k = (1 if cas else 0) | 2 | 4  # 8-byte sink, signaled
+    return bytes([22, k, region]) + u16(off) + u16(8) + u32(rkey) + u32(raddr) + u32(compare) + u32(swap)
+
+
 def clock(ms):
     return bytes([16]) + u16(ms // 4)
 
@@ -109,6 +128,14 @@ SEEDS = {
     "active_reject": active() + control(6, b"busy"),
     "early_limit_exceeded": active(early=3) + ACCEPT + write(0, 0, 300, mode=5),
     "early_then_filled": active() + ACCEPT + write(0, 100, 50, mode=1) + write(0, 0, 50),
+    "active_atomic_fetch_add": active() + ACCEPT + atomic_request(0, 6, 8, add=3) + PROGRESS,
+    "active_atomic_masked_cmp_swap": active() + ACCEPT
+    + atomic_request(2, 6, 16, add=0xFF00, mask=0xFFFF, compare=0, compare_mask=0xFF) + PROGRESS,
+    "active_atomic_misaligned": active() + ACCEPT + atomic_request(0, 6, 4) + PROGRESS,
+    "active_atomic_unknown_aopcode": active() + ACCEPT + atomic_request(1, 6, 0) + PROGRESS,
+    "active_atomic_on_read_only": active() + ACCEPT + atomic_request(0, 1, 0) + PROGRESS,
+    "active_atomic_response": active() + ACCEPT + post_atomic(True, 2, 0) + PROGRESS + atomic_response(),
+    "active_atomic_response_unasked": active() + ACCEPT + atomic_response(d=4),
     "request_flood_and_timeout": passive() + NEW_REQUEST * 70 + clock(10004),
     "request_slow_initiate": passive() + clock(9000) + control(0, b"late") + clock(2000) + answer(),
 }

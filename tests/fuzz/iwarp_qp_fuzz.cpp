@@ -4,9 +4,9 @@
 // The input is a header (role, early-message limit, segment size, IRD/ORD) and then a script of
 // operations, each one byte followed by its arguments (see `step`): the peer's messages built from
 // fields (session control Initiate/Accept/Reject/Terminate with private data; RDMA Write, Read
-// Request, Read Response, Send, Terminate segments) or raw bytes; DDP-SSNs in order, ahead (holes)
+// Request, Read Response, Send, Terminate, RFC 7306 Atomic Request and Response segments) or raw bytes; DDP-SSNs in order, ahead (holes)
 // or verbatim; holding messages and releasing them shuffled; the local verbs (post_recv,
-// post_send, modify); more associations that may never finish their Initiate, and a clock that
+// post_send of every opcode, atomics included, modify); more associations that may never finish their Initiate, and a clock that
 // moves on (the device's ConnRequests, iwarp/requests.hpp). Small selector values name the
 // registered regions so that the placement paths are reached.
 //
@@ -65,6 +65,10 @@ struct In {
     }
     uint16_t u16() { return uint16_t(u8() << 8 | u8()); }
     uint32_t u32() { return uint32_t(u16()) << 16 | u16(); }
+    uint64_t u64() {
+        const uint64_t high = u32(); // read first: the operands of | are unsequenced
+        return high << 32 | u32();
+    }
     std::vector<uint8_t> bytes(size_t len) {
         len = std::min(len, n);
         std::vector<uint8_t> v(p, p + len);
@@ -87,7 +91,7 @@ struct RegionSpec {
     bool other_pd, zero_based, invalidated;
 };
 // 0 peer-writable, 1 read-only, 2 local-write only (receive buffers, Read sinks), 3 another PD's,
-// 4 zero-based peer-writable, 5 peer-writable but invalidated.
+// 4 zero-based peer-writable, 5 peer-writable but invalidated, 6 the target of the peer's atomics.
 constexpr RegionSpec kRegions[] = {
     {512, kLocalWrite | kRemoteWrite | kRemoteRead, false, false, false},
     {256, kRemoteRead, false, false, false},
@@ -95,6 +99,7 @@ constexpr RegionSpec kRegions[] = {
     {256, kLocalWrite | kRemoteWrite | kRemoteRead, true, false, false},
     {256, kLocalWrite | kRemoteWrite | kRemoteRead, false, true, false},
     {128, kLocalWrite | kRemoteWrite, false, false, true},
+    {64, kLocalWrite | kRemoteAtomic, false, false, false},
 };
 constexpr size_t kNumRegions = sizeof kRegions / sizeof kRegions[0];
 
@@ -108,7 +113,8 @@ struct Assoc {
     memllp::Pair pipe;
     uint16_t next = 0;
     std::set<uint16_t> ahead;
-    uint32_t send_msn = 1, read_msn = 1; // the peer's MSNs of its Sends and Read Requests
+    uint32_t send_msn = 1, read_msn = 1; // the peer's MSNs of its Sends and Read (and Atomic) Requests
+    uint32_t atomic_msn = 1, atomic_id = 1; // the peer's Atomic Responses: MSN, and the id it expects
     void sent(uint16_t ssn) {
         if (ssn == next) {
             ++next;
@@ -229,7 +235,7 @@ struct Harness {
 
     // ---- the script's operations ----
     void step(In& in) {
-        switch (in.u8() % 20) {
+        switch (in.u8() % 23) {
         case 0: { // raw message
             const uint8_t p = in.u8();
             const uint8_t mode = in.u8();
@@ -316,6 +322,40 @@ struct Harness {
         case 18: // a test knob, not a verb: the bound holds from a point where nothing is held
             if (const uint8_t sel = in.u8(); qp->early_bytes() == 0) set_early(sel);
             break;
+        case 20: { // Atomic Request (RFC 7306), any AOpCode, on QN 1 with the Read Requests
+            Assoc& as = a();
+            AtomicRequestHeader ar;
+            ar.aopcode = in.u8() & 0xF;
+            ar.request_id = in.u32();
+            ar.stag = pick_stag(in);
+            ar.to = pick_to(in, ar.stag);
+            ar.add_swap = in.u64();
+            ar.add_swap_mask = in.u64();
+            ar.compare = in.u64();
+            ar.compare_mask = in.u8() & 1 ? ~0ull : in.u64();
+            const uint8_t d = in.u8();
+            const uint32_t msn = as.read_msn + (d & 3);
+            if (!(d & 3)) ++as.read_msn;
+            std::vector<uint8_t> b(kAtomicRequestHeaderSize);
+            encode(ar, b);
+            deliver(kPpidDdpSegment, in.u8(), segment(make_untagged_header(Opcode::atomic_request, msn, 0, true), b));
+            break;
+        }
+        case 21: { // Atomic Response on QN 3, naming the expected request or any
+            Assoc& as = a();
+            const uint8_t d = in.u8();
+            AtomicResponseHeader r{d & 4 ? in.u32() : as.atomic_id, in.u64()};
+            const uint32_t msn = as.atomic_msn + (d & 3);
+            if (!(d & 3)) {
+                ++as.atomic_msn;
+                ++as.atomic_id;
+            }
+            std::vector<uint8_t> b(kAtomicResponseHeaderSize);
+            encode(r, b);
+            deliver(kPpidDdpSegment, in.u8(), segment(make_untagged_header(Opcode::atomic_response, msn, 0, true), b));
+            break;
+        }
+        case 22: post_atomic(in); break;
         case 19: { // a Send that spans several segments, delivered in one go
             Assoc& as = a();
             const uint16_t total = in.u16() % 4096;
@@ -391,6 +431,25 @@ struct Harness {
         }
     }
 
+    void post_atomic(In& in) {
+        iwv_send_wr wr{};
+        wr.wr_id = next_wr++;
+        const uint8_t k = in.u8();
+        wr.opcode = k & 1 ? IWV_WR_ATOMIC_CMP_AND_SWP : IWV_WR_ATOMIC_FETCH_AND_ADD;
+        wr.send_flags = (k & 4 ? IWV_SEND_SIGNALED : 0) | (k & 8 ? IWV_SEND_FENCE : 0);
+        std::vector<iwv_sge> sg{pick_sge(in)};
+        if (k & 2) sg[0].length = 8;
+        wr.sg_list = sg.data();
+        wr.num_sge = 1;
+        wr.atomic.rkey = in.u32();
+        wr.atomic.remote_addr = in.u32();
+        wr.atomic.compare_add = in.u32();
+        wr.atomic.swap = in.u32();
+        const iwv_send_wr* bad = nullptr;
+        std::string err;
+        if (qp->post_send(&wr, &bad, err) == 0) sends[wr.wr_id] = {8, sg, true}; // the original lands in the SGE
+    }
+
     void new_request() {
         if (assocs.size() >= 100) return;
         assocs.push_back(std::make_unique<Assoc>());
@@ -429,7 +488,7 @@ struct Harness {
     std::vector<Range> writable() const {
         std::vector<Range> out;
         for (size_t i = 0; i < kNumRegions; ++i)
-            if ((kRegions[i].access & kRemoteWrite) && !kRegions[i].other_pd && !kRegions[i].invalidated)
+            if ((kRegions[i].access & (kRemoteWrite | kRemoteAtomic)) && !kRegions[i].other_pd && !kRegions[i].invalidated)
                 out.push_back({base[i], base[i] + kRegions[i].size});
         for (auto* m : {&recvs, &sends})
             for (auto& [id, p] : *m)

@@ -203,9 +203,124 @@ void away_passive(Side& s, bool served) {
     }
 }
 
+// RFC 7306 atomics between two processes. a adds 1 to b's counter kAtomics times by FetchAdd while
+// b's own CPU adds 1000 to the same word as often (the RNIC's atomics are atomic against the local
+// process's too); b moves a's counter from i to i + 1 by CmpSwap, each compare the previous swap,
+// plus one that must fail. Every returned original value is checked, and both counters at the end.
+constexpr int kAtomics = 300;
+
+struct Counter {
+    alignas(8) uint64_t word = 0;
+    iwv_mr* mr = nullptr;
+};
+
+struct RemoteCounter {
+    uint64_t addr;
+    uint32_t rkey;
+};
+
+void register_counter(Side& s, Counter& c) {
+    c.mr = iwv_reg_mr(s.pd, &c.word, sizeof c.word, IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_ATOMIC);
+    CHILD_CHECK(c.mr, "%s", iwv_last_error(s.dev));
+}
+
+void post_atomic(Side& s, uint64_t id, iwv_wr_opcode op, const RemoteCounter& to, uint64_t compare_add, uint64_t swap,
+                 size_t sink) {
+    iwv_sge sg = s.sge(sink, 8);
+    iwv_send_wr wr{};
+    wr.wr_id = id;
+    wr.opcode = op;
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    wr.send_flags = IWV_SEND_SIGNALED;
+    wr.atomic.remote_addr = to.addr;
+    wr.atomic.rkey = to.rkey;
+    wr.atomic.compare_add = compare_add;
+    wr.atomic.swap = swap;
+    iwv_send_wr* bad = nullptr;
+    CHILD_CHECK(iwv_post_send(s.qp, &wr, &bad) == 0, "%s", iwv_last_error(s.dev));
+}
+
+uint64_t sink_value(Side& s, size_t sink) {
+    uint64_t v;
+    std::memcpy(&v, s.buf.data() + sink, sizeof v);
+    return v;
+}
+
+// Keeps this side's RNIC answering (caller mode needs its owner) until the peer says it is done.
+void serve_until_peer_done(Side& s) {
+    pollfd pf{s.link.rd, POLLIN, 0};
+    while (poll(&pf, 1, 0) == 0) iwv_progress(s.dev, 1);
+    CHILD_CHECK(s.link.get<char>() == 'd', "peer done");
+}
+
+void atomics_active(Side& s) {
+    Counter mine;
+    mine.word = 0;
+    register_counter(s, mine);
+    ConnParam p;
+    p.private_data = "hello rnic";
+    connect_active(s, p);
+    s.link.put(RemoteCounter{uint64_t(uintptr_t(&mine.word)), mine.mr->rkey});
+    const auto theirs = s.link.get<RemoteCounter>();
+    for (int i = 0; i < kAtomics; ++i)
+        post_atomic(s, uint64_t(i), IWV_WR_ATOMIC_FETCH_AND_ADD, theirs, 1, 0, size_t(i) * 8);
+    uint64_t last = 0;
+    for (int i = 0; i < kAtomics; ++i) {
+        s.wc_ok(uint64_t(i), IWV_WC_FETCH_ADD);
+        const uint64_t v = sink_value(s, size_t(i) * 8);
+        // b's own adds interleave: between two of ours the word grew by 1 plus some thousands.
+        CHILD_CHECK(i == 0 || (v > last && (v - last) % 1000 == 1), "fetch-add %d returned %llu after %llu", i,
+                    (unsigned long long)v, (unsigned long long)last);
+        last = v;
+    }
+    s.link.put('d');
+    serve_until_peer_done(s);
+    const uint64_t a_end = __atomic_load_n(&mine.word, __ATOMIC_ACQUIRE); // the RNIC's thread wrote it
+    CHILD_CHECK(a_end == uint64_t(kAtomics), "a's counter is %llu, b swapped it %d times", (unsigned long long)a_end,
+                kAtomics);
+    s.link.put(char('e'));
+    iwv_dereg_mr(mine.mr);
+    s.close();
+}
+
+void atomics_passive(Side& s) {
+    Counter mine;
+    mine.word = 5000000;
+    register_counter(s, mine);
+    connect_passive(s);
+    const auto theirs = s.link.get<RemoteCounter>();
+    s.link.put(RemoteCounter{uint64_t(uintptr_t(&mine.word)), mine.mr->rkey});
+    for (int i = 0; i < kAtomics; ++i) { // a's FetchAdds arrive meanwhile
+        __atomic_fetch_add(&mine.word, 1000, __ATOMIC_ACQ_REL);
+        iwv_progress(s.dev, 0);
+    }
+    for (int i = 0; i < kAtomics; ++i)
+        post_atomic(s, uint64_t(i), IWV_WR_ATOMIC_CMP_AND_SWP, theirs, uint64_t(i), uint64_t(i + 1), size_t(i) * 8);
+    post_atomic(s, kAtomics, IWV_WR_ATOMIC_CMP_AND_SWP, theirs, 0, 777, size_t(kAtomics) * 8); // compare fails
+    for (int i = 0; i <= kAtomics; ++i) {
+        s.wc_ok(uint64_t(i), IWV_WC_COMP_SWAP);
+        const uint64_t v = sink_value(s, size_t(i) * 8);
+        CHILD_CHECK(v == uint64_t(i < kAtomics ? i : kAtomics), "compare-and-swap %d returned %llu", i,
+                    (unsigned long long)v);
+    }
+    serve_until_peer_done(s);
+    s.link.put('d');
+    CHILD_CHECK(s.link.get<char>() == 'e', "a checked its counter");
+    const uint64_t b_end = __atomic_load_n(&mine.word, __ATOMIC_ACQUIRE);
+    CHILD_CHECK(b_end == 5000000u + 1001u * kAtomics, "b's counter is %llu", (unsigned long long)b_end);
+    iwv_dereg_mr(mine.mr);
+    s.close();
+}
+
 } // namespace
 
 class IwarpPair : public ::testing::TestWithParam<iwv_progress_mode> {};
+
+TEST_P(IwarpPair, AtomicsFromBothSidesAndTheLocalCpuCountExactly) {
+    auto o = run_pair(GetParam(), atomics_active, atomics_passive);
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
 
 TEST_P(IwarpPair, EveryOperationEverySizeVerified) {
     auto o = run_pair(GetParam(), all_ops_active, all_ops_passive);

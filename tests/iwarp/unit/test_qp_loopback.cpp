@@ -8,6 +8,7 @@
 #include <algorithm>
 #include "qp.hpp"
 
+#include <cstring>
 #include <numeric>
 
 using namespace iwarp;
@@ -227,6 +228,144 @@ TEST(QpLoopback, ReadsBeyondOrdWaitForCredits) {
         EXPECT_TRUE(std::equal(chunks[i].begin(), chunks[i].end(), l.a.mem.begin() + i * 2000)) << i;
     }
     EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS); // b never saw more Read Requests than its IRD
+}
+
+// RFC 7306: the 8 bytes of a region registered for remote atomics, and an atomic WR aimed at them.
+struct Counter {
+    uint64_t* word;
+    uint32_t stag;
+    Counter(Side& s, size_t off, uint64_t value)
+        : word(reinterpret_cast<uint64_t*>(s.mem.data() + off)),
+          stag(s.stags.register_region(s.pd, addr(s.mem.data() + off), 64, kLocalWrite | kRemoteAtomic)) {
+        *word = value;
+    }
+    iwv_send_wr wr(uint64_t id, iwv_wr_opcode op, uint64_t compare_add, uint64_t swap = 0) const {
+        iwv_send_wr w = wr_of(id, op);
+        w.atomic.remote_addr = addr(word);
+        w.atomic.rkey = stag;
+        w.atomic.compare_add = compare_add;
+        w.atomic.swap = swap;
+        return w;
+    }
+};
+
+uint64_t word_at(Side& s, size_t off) {
+    uint64_t v;
+    std::memcpy(&v, s.mem.data() + off, sizeof v);
+    return v;
+}
+
+TEST(QpLoopback, AtomicsReturnTheOriginalAndChangeTheTarget) {
+    Loop l;
+    Counter c(l.b, 4096, 100);
+    ASSERT_EQ(l.a.post(c.wr(1, IWV_WR_ATOMIC_FETCH_AND_ADD, 5), {l.a.sge(0, 8)}), 0);
+    ASSERT_EQ(l.a.post(c.wr(2, IWV_WR_ATOMIC_CMP_AND_SWP, 105, 7), {l.a.sge(8, 8)}), 0);   // matches: swaps
+    ASSERT_EQ(l.a.post(c.wr(3, IWV_WR_ATOMIC_CMP_AND_SWP, 999, 1234), {l.a.sge(16, 8)}), 0); // does not
+    ASSERT_EQ(l.a.post(c.wr(4, IWV_WR_ATOMIC_FETCH_AND_ADD, ~0ull), {l.a.sge(24, 8)}), 0);  // adds -1
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 4; }));
+    auto sc = l.a.drain(l.a.scq);
+    const iwv_wc_opcode want[] = {IWV_WC_FETCH_ADD, IWV_WC_COMP_SWAP, IWV_WC_COMP_SWAP, IWV_WC_FETCH_ADD};
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(sc[i].wr_id, i + 1);
+        EXPECT_EQ(sc[i].status, IWV_WC_SUCCESS);
+        EXPECT_EQ(sc[i].opcode, want[i]);
+        EXPECT_EQ(sc[i].byte_len, 8u);
+    }
+    EXPECT_EQ(word_at(l.a, 0), 100u);
+    EXPECT_EQ(word_at(l.a, 8), 105u);
+    EXPECT_EQ(word_at(l.a, 16), 7u);
+    EXPECT_EQ(word_at(l.a, 24), 7u);
+    EXPECT_EQ(*c.word, 6u);
+    EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS);
+}
+
+// Many atomics in flight beyond ORD, mixed with Reads on the same credits, from both sides at
+// once: every original value is the one before it (responses in request order, RFC 7306 §5.2.2),
+// the counters end exact, and each side's completions come in submission order.
+TEST(QpLoopback, AtomicsShareOrdWithReadsAndCountExactlyFromBothSides) {
+    Loop l(kSeg, {2, 2}, {2, 2});
+    Counter on_b(l.b, 8192, 1000), on_a(l.a, 8192, 0);
+    auto data = pattern(900, 7);
+    std::copy(data.begin(), data.end(), l.b.mem.begin() + 20000);
+    constexpr int kOps = 60;
+    for (int i = 0; i < kOps; ++i) {
+        ASSERT_EQ(l.a.post(on_b.wr(uint64_t(i), IWV_WR_ATOMIC_FETCH_AND_ADD, 3), {l.a.sge(size_t(i) * 8, 8)}), 0);
+        ASSERT_EQ(l.b.post(on_a.wr(uint64_t(i), IWV_WR_ATOMIC_CMP_AND_SWP, uint64_t(i), uint64_t(i + 1)),
+                           {l.b.sge(size_t(i) * 8, 8)}),
+                  0);
+        if (i % 10 == 5) {
+            iwv_send_wr r = wr_of(1000 + uint64_t(i), IWV_WR_RDMA_READ);
+            r.rdma.remote_addr = addr(l.b.mem.data() + 20000);
+            r.rdma.rkey = l.b.stag;
+            ASSERT_EQ(l.a.post(r, {l.a.sge(30000 + size_t(i / 10) * 1000, 900)}), 0);
+        }
+    }
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == kOps + 6 && l.b.scq.size() == kOps; }));
+    auto sa = l.a.drain(l.a.scq), sb = l.b.drain(l.b.scq);
+    int atomic_seen = 0;
+    for (const iwv_wc& wc : sa) {
+        ASSERT_EQ(wc.status, IWV_WC_SUCCESS);
+        if (wc.wr_id >= 1000) {
+            EXPECT_EQ(wc.opcode, IWV_WC_RDMA_READ);
+            EXPECT_TRUE(std::equal(data.begin(), data.end(), l.a.mem.begin() + 30000 + (wc.wr_id - 1000) / 10 * 1000));
+            continue;
+        }
+        EXPECT_EQ(wc.wr_id, uint64_t(atomic_seen++)); // in submission order
+    }
+    for (int i = 0; i < kOps; ++i) {
+        EXPECT_EQ(word_at(l.a, size_t(i) * 8), 1000u + 3u * uint64_t(i)) << i;
+        EXPECT_EQ(sb[size_t(i)].wr_id, uint64_t(i));
+        EXPECT_EQ(word_at(l.b, size_t(i) * 8), uint64_t(i)) << i; // each compare saw the previous swap
+    }
+    EXPECT_EQ(*on_b.word, 1000u + 3u * kOps);
+    EXPECT_EQ(*on_a.word, uint64_t(kOps));
+}
+
+TEST(QpLoopback, AtomicOnUnalignedTargetTerminatesAndLeavesMemoryAlone) {
+    Loop l;
+    Counter c(l.b, 4096, 0x1111111111111111ull);
+    iwv_send_wr w = c.wr(1, IWV_WR_ATOMIC_FETCH_AND_ADD, 1);
+    w.atomic.remote_addr += 4;
+    ASSERT_EQ(l.a.post(w, {l.a.sge(0, 8)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 1; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_NE(sc[0].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(sc[0].vendor_err, vendor_code(term::rdmap_catastrophic_stream));
+    EXPECT_EQ(query(*l.b.qp).terminate_code, vendor_code(term::rdmap_catastrophic_stream));
+    EXPECT_EQ(*c.word, 0x1111111111111111ull);
+    EXPECT_EQ(word_at(l.b, 4096 + 8), 0u);
+}
+
+TEST(QpLoopback, AtomicWithoutRemoteAtomicAccessFailsWithRemoteAccessError) {
+    Loop l;
+    *reinterpret_cast<uint64_t*>(l.b.mem.data() + 64) = 9;
+    iwv_send_wr w = wr_of(1, IWV_WR_ATOMIC_CMP_AND_SWP);
+    w.atomic.remote_addr = addr(l.b.mem.data() + 64);
+    w.atomic.rkey = l.b.stag; // remote write and read, not atomic
+    w.atomic.compare_add = 9;
+    w.atomic.swap = 10;
+    ASSERT_EQ(l.a.post(w, {l.a.sge(0, 8)}), 0);
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 1; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].status, IWV_WC_REM_ACCESS_ERR);
+    EXPECT_EQ(sc[0].vendor_err, vendor_code(term::rdmap_access_rights));
+    EXPECT_EQ(word_at(l.b, 64), 9u);
+}
+
+TEST(QpLoopback, AtomicPostNeedsOneEightByteSinkAndCredits) {
+    Loop l;
+    Counter c(l.b, 4096, 0);
+    std::string err;
+    EXPECT_EQ(l.a.post(c.wr(1, IWV_WR_ATOMIC_FETCH_AND_ADD, 1), {l.a.sge(0, 4)}, &err), EINVAL);
+    EXPECT_NE(err.find("8 bytes"), std::string::npos) << err;
+    EXPECT_EQ(l.a.post(c.wr(1, IWV_WR_ATOMIC_FETCH_AND_ADD, 1), {l.a.sge(0, 8), l.a.sge(8, 8)}, &err), EINVAL);
+    uint32_t read_only = l.a.stags.register_region(l.a.pd, addr(l.a.mem.data()), 64, kRemoteRead);
+    EXPECT_EQ(l.a.post(c.wr(1, IWV_WR_ATOMIC_FETCH_AND_ADD, 1), {iwv_sge{addr(l.a.mem.data()), 8, read_only}}, &err),
+              EINVAL); // the original value is written into the sink: local write
+    Loop no_credit(kSeg, {4, 0}, {0, 4});
+    Counter c2(no_credit.b, 4096, 0);
+    EXPECT_EQ(no_credit.a.post(c2.wr(1, IWV_WR_ATOMIC_CMP_AND_SWP, 0, 1), {no_credit.a.sge(0, 8)}, &err), EINVAL);
+    EXPECT_NE(err.find("ORD"), std::string::npos) << err;
 }
 
 TEST(QpLoopback, SendWithInvalidateAndSolicitedEvent) {

@@ -22,6 +22,7 @@ struct Rx {
     uint32_t local = t.register_region(pd, 0x30000, 0x1000, kLocalWrite);                // our Read sink
     uint32_t foreign = t.register_region(other_pd, 0x40000, 0x1000, kLocalWrite | kRemoteWrite | kRemoteRead);
     uint32_t inv_target = t.register_region(pd, 0x50000, 0x100, kLocalWrite | kRemoteWrite);
+    uint32_t counter = t.register_region(pd, 0x60000, 0x100, kLocalWrite | kRemoteAtomic); // atomics' target
     ReceiverState st;
 
     Rx() {
@@ -31,6 +32,7 @@ struct Rx {
         st.recv = {{0x70000, 100}, {0x71000, 100}, {0x72000, 100}}; // MSN 1, 2, 3
         st.ird = 2;
         st.orq = {{local, 0x30000, 0x100}};
+        st.atomics = {{77}}; // one Atomic Request of ours outstanding, answered by MSN 1 on QN 3
     }
 };
 
@@ -54,6 +56,30 @@ std::vector<uint8_t> read_request(uint32_t msn, const ReadRequestHeader& rr, Ddp
     if (h.opcode == 0) h = make_untagged_header(Opcode::read_request, msn, 0, true);
     std::vector<uint8_t> payload(kReadRequestHeaderSize);
     encode(rr, payload);
+    return encode_segment(7, h, payload);
+}
+
+AtomicRequestHeader fetch_add(uint32_t stag, uint64_t to, uint8_t aopcode = uint8_t(AtomicOp::fetch_add)) {
+    AtomicRequestHeader a;
+    a.aopcode = aopcode;
+    a.request_id = 5;
+    a.stag = stag;
+    a.to = to;
+    a.add_swap = 1;
+    return a;
+}
+
+std::vector<uint8_t> atomic_request(uint32_t msn, const AtomicRequestHeader& ar, DdpHeader h = {}) {
+    if (h.opcode == 0) h = make_untagged_header(Opcode::atomic_request, msn, 0, true);
+    std::vector<uint8_t> payload(kAtomicRequestHeaderSize);
+    encode(ar, payload);
+    return encode_segment(7, h, payload);
+}
+
+std::vector<uint8_t> atomic_response(uint32_t msn, uint32_t request_id, DdpHeader h = {}) {
+    if (h.opcode == 0) h = make_untagged_header(Opcode::atomic_response, msn, 0, true);
+    std::vector<uint8_t> payload(kAtomicResponseHeaderSize);
+    encode(AtomicResponseHeader{request_id, 42}, payload);
     return encode_segment(7, h, payload);
 }
 
@@ -216,6 +242,58 @@ const Row kRows[] = {
      term::rdmap_operation_unspecified, true, false},
     {"terminate_malformed", [](Rx&) { return seg(make_untagged_header(Opcode::terminate, 1, 0, true), 2); },
      term::rdmap_operation_unspecified, true, false},
+    {"qn_4", [](Rx&) { return seg(with(make_untagged_header(Opcode::send, 1, 0, true), [](auto& h) { h.qn = 4; }), 4); },
+     term::ddp_untagged_invalid_qn, true, false},
+    // Atomic Request (RFC 7306 §5.2.1, §8.2): QN 1 with the Read Requests, then its target.
+    {"atomic_request_beyond_ird", [](Rx& r) { r.st.reads_active = 2; return atomic_request(1, fetch_add(r.counter, 0x60000)); },
+     term::ddp_untagged_no_buffer, true, false},
+    {"atomic_request_msn_past_ird", [](Rx& r) { return atomic_request(3, fetch_add(r.counter, 0x60000)); },
+     term::ddp_untagged_msn_range, true, false},
+    {"atomic_request_on_qn_3",
+     [](Rx& r) {
+         return atomic_request(1, fetch_add(r.counter, 0x60000),
+                               with(make_untagged_header(Opcode::atomic_request, 1, 0, true), [](auto& h) { h.qn = 3; }));
+     },
+     term::ddp_untagged_invalid_qn, true, false},
+    {"atomic_request_at_mo_8",
+     [](Rx& r) { return atomic_request(1, fetch_add(r.counter, 0x60000), make_untagged_header(Opcode::atomic_request, 1, 8, true)); },
+     term::ddp_untagged_invalid_mo, true, false},
+    {"atomic_request_53_bytes",
+     [](Rx&) { return seg(make_untagged_header(Opcode::atomic_request, 1, 0, true), kAtomicRequestHeaderSize + 1); },
+     term::ddp_untagged_too_long, true, false},
+    {"atomic_request_more_to_follow",
+     [](Rx& r) { return atomic_request(1, fetch_add(r.counter, 0x60000), make_untagged_header(Opcode::atomic_request, 1, 0, false)); },
+     term::ddp_untagged_too_long, true, false},
+    {"atomic_request_51_bytes",
+     [](Rx&) { return seg(make_untagged_header(Opcode::atomic_request, 1, 0, true), kAtomicRequestHeaderSize - 1); },
+     term::rdmap_operation_unspecified, true, false},
+    {"atomic_request_aopcode_1", [](Rx& r) { return atomic_request(1, fetch_add(r.counter, 0x60000, 1)); },
+     term::rdmap_operation_unspecified, true, false},
+    {"atomic_invalid_stag", [](Rx& r) { return atomic_request(1, fetch_add(r.counter ^ 0x1, 0x60000)); },
+     term::rdmap_invalid_stag, true, false},
+    {"atomic_other_pd", [](Rx& r) { return atomic_request(1, fetch_add(r.foreign, 0x40000)); },
+     term::rdmap_stag_not_associated, true, false},
+    {"atomic_without_remote_atomic", [](Rx& r) { return atomic_request(1, fetch_add(r.sink, 0x10000)); },
+     term::rdmap_access_rights, true, false},
+    {"atomic_beyond_bound", [](Rx& r) { return atomic_request(1, fetch_add(r.counter, 0x600FC)); },
+     term::rdmap_base_bounds, true, false},
+    {"atomic_misaligned", [](Rx& r) { return atomic_request(1, fetch_add(r.counter, 0x60004)); },
+     term::rdmap_catastrophic_stream, true, false},
+    // Atomic Response at the requester (RFC 7306 §5.2.2): QN 3, whose buffers are our requests.
+    {"atomic_response_nothing_outstanding", [](Rx& r) { r.st.atomics.clear(); return atomic_response(1, 77); },
+     term::ddp_untagged_no_buffer, true, false},
+    {"atomic_response_msn_2", [](Rx&) { return atomic_response(2, 77); }, term::ddp_untagged_msn_range, true, false},
+    {"atomic_response_other_request", [](Rx&) { return atomic_response(1, 78); }, term::rdmap_operation_unspecified, true,
+     false},
+    {"atomic_response_13_bytes",
+     [](Rx&) { return seg(make_untagged_header(Opcode::atomic_response, 1, 0, true), kAtomicResponseHeaderSize + 1); },
+     term::ddp_untagged_too_long, true, false},
+    {"atomic_response_on_qn_1",
+     [](Rx&) { return atomic_response(1, 77, with(make_untagged_header(Opcode::atomic_response, 1, 0, true), [](auto& h) { h.qn = 1; })); },
+     term::ddp_untagged_invalid_qn, true, false},
+    {"immediate_data_opcode_8_is_unexpected",
+     [](Rx&) { return seg(with(make_untagged_header(Opcode::send, 1, 0, true), [](auto& h) { h.opcode = 8; }), 8); },
+     term::rdmap_unexpected_opcode, true, false},
     {"terminate_on_send_queue",
      [](Rx&) { return seg(with(make_untagged_header(Opcode::terminate, 1, 0, true), [](auto& h) { h.qn = 0; }), 4); },
      term::ddp_untagged_invalid_qn, true, false},
@@ -372,6 +450,29 @@ TEST(ReceiverAccepts, ReadRequestGoesToRdmap) {
 }
 
 // RFC 5040 §5.2.1: a zero-size Read Request's source is not validated.
+TEST(ReceiverAccepts, AtomicRequestGoesToRdmap) {
+    Rx r;
+    AtomicRequestHeader ar = fetch_add(r.counter, 0x600F8, uint8_t(AtomicOp::cmp_swap)); // the region's last word
+    auto v = validate_segment(r.st, atomic_request(2, ar));
+    ASSERT_TRUE(std::holds_alternative<Accepted>(v)) << std::get<Rejected>(v).reason;
+    const Accepted& a = std::get<Accepted>(v);
+    ASSERT_TRUE(a.atomic_request);
+    EXPECT_EQ(*a.atomic_request, ar);
+    EXPECT_EQ(a.buffer_index, 1u);
+    EXPECT_FALSE(a.placement);
+}
+
+TEST(ReceiverAccepts, AtomicResponseAnswersItsRequest) {
+    Rx r;
+    r.st.atomics.push_back({78});
+    auto v = validate_segment(r.st, atomic_response(2, 78));
+    ASSERT_TRUE(std::holds_alternative<Accepted>(v)) << std::get<Rejected>(v).reason;
+    const Accepted& a = std::get<Accepted>(v);
+    ASSERT_TRUE(a.atomic_response);
+    EXPECT_EQ(a.atomic_response->original, 42u);
+    EXPECT_EQ(a.buffer_index, 1u);
+}
+
 TEST(ReceiverAccepts, ZeroSizeReadRequestIsNotChecked) {
     Rx rx;
     Accepted a = accepted(rx, read_request(1, {0, 0, 0, 0xDEADBEEF, kTop}));

@@ -39,6 +39,7 @@ TEST(WireDdpHeader, ControlBytesPerOpcode) {
         {Opcode::rdma_write, 0xC1, 0x40},  {Opcode::read_request, 0x41, 0x41}, {Opcode::read_response, 0xC1, 0x42},
         {Opcode::send, 0x41, 0x43},        {Opcode::send_inv, 0x41, 0x44},     {Opcode::send_se, 0x41, 0x45},
         {Opcode::send_se_inv, 0x41, 0x46}, {Opcode::terminate, 0x41, 0x47},
+        {Opcode::atomic_request, 0x41, 0x4A}, {Opcode::atomic_response, 0x41, 0x4B}, // RFC 7306 Fig. 2
     };
     for (const Row& r : rows) {
         SCOPED_TRACE(opcode_name(uint8_t(r.op)));
@@ -59,8 +60,105 @@ TEST(WireDdpHeader, OpcodeTable) {
     EXPECT_TRUE(opcode_invalidates(Opcode::send_inv));
     EXPECT_TRUE(opcode_invalidates(Opcode::send_se_inv));
     EXPECT_FALSE(opcode_invalidates(Opcode::send_se));
-    for (int op = 0; op < 16; ++op) EXPECT_EQ(opcode_known(uint8_t(op)), op < 8) << op;
-    EXPECT_EQ(opcode_name(9), "reserved");
+    EXPECT_EQ(opcode_queue(Opcode::atomic_request), kQnReadRequest); // RFC 7306 §5.2: with the Reads
+    EXPECT_EQ(opcode_queue(Opcode::atomic_response), kQnAtomicResponse);
+    for (int op = 0; op < 16; ++op) EXPECT_EQ(opcode_known(uint8_t(op)), op < 8 || op == 0xA || op == 0xB) << op;
+    EXPECT_EQ(opcode_name(9), "reserved"); // Immediate Data with SE: not implemented
+    EXPECT_EQ(opcode_name(0xA), "Atomic Request");
+}
+
+// RFC 7306 Fig. 4 and 6, field by field.
+TEST(WireAtomic, RequestAndResponseLayout) {
+    AtomicRequestHeader a;
+    a.aopcode = uint8_t(AtomicOp::cmp_swap);
+    a.request_id = 0x01020304;
+    a.stag = 0x11223344;
+    a.to = 0x1011121314151617ull;
+    a.add_swap = 0x2021222324252627ull;
+    a.add_swap_mask = 0x3031323334353637ull;
+    a.compare = 0x4041424344454647ull;
+    a.compare_mask = 0x5051525354555657ull;
+    std::vector<uint8_t> b(kAtomicRequestHeaderSize);
+    ASSERT_EQ(encode(a, b), 52u);
+    EXPECT_EQ(std::vector<uint8_t>(b.begin(), b.begin() + 12), bytes({0, 0, 0, 2, 1, 2, 3, 4, 0x11, 0x22, 0x33, 0x44}));
+    EXPECT_EQ(b[12], 0x10);
+    EXPECT_EQ(b[20], 0x20);
+    EXPECT_EQ(b[28], 0x30);
+    EXPECT_EQ(b[36], 0x40);
+    EXPECT_EQ(b[51], 0x57);
+    auto d = decode_atomic_request(b);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(*d, a);
+    b[0] = 0xAB; // reserved bits survive decoding, so encode(decode(bytes)) == bytes
+    std::vector<uint8_t> again(kAtomicRequestHeaderSize);
+    encode(*decode_atomic_request(b), again);
+    EXPECT_EQ(again, b);
+    for (size_t n = 0; n < kAtomicRequestHeaderSize; ++n)
+        EXPECT_FALSE(decode_atomic_request(std::span(b.data(), n)).ok()) << n;
+    EXPECT_EQ(decode_atomic_request(std::span(b.data(), 51)).error().field, "compare_mask");
+
+    AtomicResponseHeader r{0xA1A2A3A4, 0x0102030405060708ull};
+    std::vector<uint8_t> rb(kAtomicResponseHeaderSize);
+    ASSERT_EQ(encode(r, rb), 12u);
+    EXPECT_EQ(rb, bytes({0xA1, 0xA2, 0xA3, 0xA4, 1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_EQ(*decode_atomic_response(rb), r);
+    EXPECT_EQ(decode_atomic_response(std::span(rb.data(), 11)).error().field, "original_remote_data");
+}
+
+namespace {
+// RFC 7306 §5.1.1's FetchAdd pseudocode, bit by bit, as the reference.
+uint64_t rfc_fetch_add(uint64_t original, uint64_t add, uint64_t mask) {
+    uint64_t carry = 0, result = 0;
+    for (unsigned bit = 0; bit < 64; ++bit) {
+        const uint64_t loc = 1ull << bit;
+        const uint64_t sum = carry + ((original & loc) >> bit) + ((add & loc) >> bit);
+        carry = (sum & 2) >> 1;
+        if (sum & 1) result |= loc;
+        carry = carry && !(mask & loc);
+    }
+    return result;
+}
+} // namespace
+
+TEST(WireAtomic, ResultFollowsTheRfcPseudocode) {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    auto next = [&] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    AtomicRequestHeader fa; // FetchAdd
+    for (int i = 0; i < 20000; ++i) {
+        const uint64_t original = next(), add = next();
+        const uint64_t masks[] = {0, ~0ull, next(), next() & next(), 1ull << (next() % 64), 0x8000000080000000ull};
+        for (uint64_t mask : masks) {
+            fa.add_swap = add;
+            fa.add_swap_mask = mask;
+            ASSERT_EQ(atomic_result(fa, original), rfc_fetch_add(original, add, mask))
+                << std::hex << original << " + " << add << " mask " << mask;
+        }
+    }
+    fa.add_swap = 1;
+    fa.add_swap_mask = 0;
+    EXPECT_EQ(atomic_result(fa, ~0ull), 0u); // one 64-bit field: wraps
+    fa.add_swap_mask = 0x8000000080000000ull; // two 32-bit fields: the low carry is dropped
+    EXPECT_EQ(atomic_result(fa, 0x00000001FFFFFFFFull), 0x0000000100000000ull);
+
+    AtomicRequestHeader cs; // CmpSwap
+    cs.aopcode = uint8_t(AtomicOp::cmp_swap);
+    cs.compare = 5;
+    cs.add_swap = 9;
+    cs.add_swap_mask = ~0ull;
+    EXPECT_EQ(atomic_result(cs, 5), 9u);
+    EXPECT_EQ(atomic_result(cs, 6), 6u);
+    cs.compare_mask = 0xFF; // compare the low byte only, swap the high half only
+    cs.add_swap_mask = 0xFFFFFFFF00000000ull;
+    cs.add_swap = 0x1234567800000000ull;
+    EXPECT_EQ(atomic_result(cs, 0xAAAAAAAAAAAAAA05ull), 0x12345678AAAAAA05ull);
+    EXPECT_EQ(atomic_result(cs, 0xAAAAAAAAAAAAAA06ull), 0xAAAAAAAAAAAAAA06ull);
+    cs.aopcode = 1; // no such AOpCode: the validator refuses it before
+    EXPECT_THROW(atomic_result(cs, 0), sctpm::Error);
 }
 
 TEST(WireDdpHeader, TaggedLayout) {
