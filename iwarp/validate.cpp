@@ -168,36 +168,16 @@ Verdict check_send(const ReceiverState& st, const Segment& s, size_t size, uint3
     return a;
 }
 
-// Read Requests and Terminates are a single segment at MO 0 from any conforming sender: their
-// headers (28, at most 52 bytes) fit the 516-byte minimum segment of RFC 5043 §9.
-Verdict check_read_request(const ReceiverState& st, const Segment& s, size_t size, uint32_t index) {
-    const DdpHeader& h = s.hdr;
-    const size_t len = s.payload.size();
-    if (h.mo != 0)
-        return reject(term::ddp_untagged_invalid_mo, "Read Request segment at MO != 0 (RFC 5041 §7.1 untagged 3)", &s,
-                      size);
-    if (len > kReadRequestHeaderSize || (len == kReadRequestHeaderSize && !h.last))
-        return reject(term::ddp_untagged_too_long, "Read Request longer than its 28-byte header (RFC 5040 §4.4)", &s,
-                      size);
-    if (len < kReadRequestHeaderSize)
-        return reject(term::rdmap_operation_unspecified, "Read Request header incomplete (RFC 5040 §4.4)", &s, size);
-    ReadRequestHeader rr = *decode_read_request(s.payload);
-    TagCheck c = check_read_source(*st.stags, st.pd, rr);
-    if (!c.ok()) return reject(*c.error, source_reason(c.fault), &s, size);
-    Accepted a;
-    a.segment = s;
-    a.buffer_index = index;
-    a.message_length = uint32_t(len);
-    a.read_request = rr;
-    return a;
-}
-
-// Atomic Requests and Responses, like Read Requests, are one segment at MO 0 holding exactly
-// their header (RFC 7306 Fig. 4 and 6); what to say when one is not.
+// Read Requests, Atomic Requests and Atomic Responses are one segment at MO 0 holding exactly
+// their header (RFC 5040 §4.4, RFC 7306 Fig. 4 and 6); what to say when one is not.
 struct HeaderOnly {
     size_t size;
     std::string_view wrong_mo, too_long, incomplete;
 };
+constexpr HeaderOnly kReadRequestShape{kReadRequestHeaderSize,
+                                      "Read Request segment at MO != 0 (RFC 5041 §7.1 untagged 3)",
+                                      "Read Request longer than its 28-byte header (RFC 5040 §4.4)",
+                                      "Read Request header incomplete (RFC 5040 §4.4)"};
 constexpr HeaderOnly kAtomicRequestShape{kAtomicRequestHeaderSize,
                                          "Atomic Request segment at MO != 0 (RFC 5041 §7.1 untagged 3)",
                                          "Atomic Request longer than its 52-byte header (RFC 7306 §5.2.1)",
@@ -214,6 +194,21 @@ std::optional<Rejected> check_shape(const Segment& s, size_t size, const HeaderO
         return reject(term::ddp_untagged_too_long, shape.too_long, &s, size);
     if (len < shape.size) return reject(term::rdmap_operation_unspecified, shape.incomplete, &s, size);
     return std::nullopt;
+}
+
+// Read Requests, atomics and Terminates are a single segment at MO 0 from any conforming sender:
+// their headers (28; 52 and 12; at most 52 bytes) fit the 516-byte minimum segment of RFC 5043 §9.
+Verdict check_read_request(const ReceiverState& st, const Segment& s, size_t size, uint32_t index) {
+    if (auto r = check_shape(s, size, kReadRequestShape)) return *r;
+    ReadRequestHeader rr = *decode_read_request(s.payload);
+    TagCheck c = check_read_source(*st.stags, st.pd, rr);
+    if (!c.ok()) return reject(*c.error, source_reason(c.fault), &s, size);
+    Accepted a;
+    a.segment = s;
+    a.buffer_index = index;
+    a.message_length = uint32_t(kReadRequestHeaderSize);
+    a.read_request = rr;
+    return a;
 }
 
 Verdict check_atomic_request(const ReceiverState& st, const Segment& s, size_t size, uint32_t index) {
