@@ -2,6 +2,7 @@
 #include "device.hpp"
 
 #include "error.hpp"
+#include "progress.hpp"
 #include "settings.hpp"
 #include "stack.hpp"
 
@@ -22,13 +23,6 @@ namespace iwarp {
 // As in the core's progress engine (src/progress.cpp): every upcall counts activity, and only a
 // waiter that sleeps (or an owner polling the fd itself) costs a write; a spinning caller looks
 // at the counter and runs the RNIC only when something happened.
-namespace {
-int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-} // namespace
-
 struct UpcallTarget {
     int fd;
     std::atomic<uint64_t> activity{0};
@@ -43,7 +37,7 @@ struct UpcallTarget {
     std::atomic<bool> owner_waiting{false};  // the owner blocks where the device's fd wakes it
     bool owner_away() const {
         return !owner_waiting.load(std::memory_order_relaxed) &&
-               now_us() - owner_polled_us.load(std::memory_order_relaxed) >= IWV_STANDBY_AFTER_US;
+               sctpm::now_us() - owner_polled_us.load(std::memory_order_relaxed) >= IWV_STANDBY_AFTER_US;
     }
 };
 
@@ -121,7 +115,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
     if (mode_ == IWV_PROGRESS_THREAD) thread_ = std::thread([this] { thread_main(); });
     if (mode_ == IWV_PROGRESS_STANDBY) {
-        target_->owner_polled_us.store(now_us());
+        target_->owner_polled_us.store(sctpm::now_us());
         thread_ = std::thread([this] { standby_main(); });
     }
 }
@@ -179,7 +173,7 @@ bool Device::idle_locked() {
 }
 
 void Device::owner_present() {
-    if (mode_ == IWV_PROGRESS_STANDBY) target_->owner_polled_us.store(now_us(), std::memory_order_relaxed);
+    if (mode_ == IWV_PROGRESS_STANDBY) target_->owner_polled_us.store(sctpm::now_us(), std::memory_order_relaxed);
 }
 
 void Device::owner_waiting(bool waiting) {
@@ -187,10 +181,7 @@ void Device::owner_waiting(bool waiting) {
     target_->owner_waiting.store(waiting, std::memory_order_relaxed);
 }
 
-int Device::poll_locked() {
-    owner_present();
-    return idle_locked() ? 0 : progress_locked();
-}
+int Device::poll_locked() { return idle_locked() ? 0 : progress_locked(); }
 
 void Device::wait_for_work(std::unique_lock<std::mutex>& lock, int timeout_ms) {
     if (!idle_locked()) return;

@@ -136,7 +136,10 @@ template <class Pred>
 bool Device::wait(std::unique_lock<std::mutex>& lock, int timeout_ms, Pred pred) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
     for (;;) {
-        if (owner_drives()) poll_locked(); // a full round only if something happened
+        if (owner_drives()) {
+            owner_present();
+            poll_locked(); // a full round only if something happened
+        }
         if (pred()) return true;
         const auto now = std::chrono::steady_clock::now();
         if (timeout_ms >= 0 && now >= deadline) return false;

@@ -140,7 +140,7 @@ int QueuePair::post_send(const iwv_send_wr* wr, const iwv_send_wr** bad, std::st
             return EINVAL;
         }
         const auto op = wr->opcode;
-        const bool atomic = op == IWV_WR_ATOMIC_CMP_AND_SWP || op == IWV_WR_ATOMIC_FETCH_AND_ADD;
+        const bool atomic = wr_is_atomic(op);
         if (op != IWV_WR_SEND && op != IWV_WR_SEND_WITH_INV && op != IWV_WR_RDMA_WRITE && op != IWV_WR_RDMA_READ &&
             !atomic) {
             error = "iwv_post_send: opcode " + std::to_string(int(op)) + " is not supported";

@@ -181,6 +181,11 @@ private:
     std::vector<QpEvent> events_;
 };
 
+// RFC 7306's FetchAdd and CmpSwap: one 8-byte sink, an ORD credit each, as a Read.
+inline bool wr_is_atomic(iwv_wr_opcode op) {
+    return op == IWV_WR_ATOMIC_CMP_AND_SWP || op == IWV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 // Status of the WR that a received Terminate fails (RFC 5040 §7: remote errors).
 iwv_wc_status status_for_terminate(const TermCode& c);
 uint32_t vendor_code(const TermCode& c); // layer << 16 | etype << 8 | code

@@ -113,8 +113,7 @@ bool QueuePair::build_next_segment() {
     }
     if (sq_next_ >= sq_.size()) return false;
     SendWqe& w = sq_[sq_next_];
-    const bool takes_credit = w.wr.opcode == IWV_WR_RDMA_READ || w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP ||
-                              w.wr.opcode == IWV_WR_ATOMIC_FETCH_AND_ADD;
+    const bool takes_credit = w.wr.opcode == IWV_WR_RDMA_READ || wr_is_atomic(w.wr.opcode);
     const size_t outstanding = orq_.size() + aq_.size();
     if (takes_credit && outstanding >= ord_) return false;                   // ORD credits (RFC 6581, RFC 7306 §5.2)
     if ((w.wr.send_flags & IWV_SEND_FENCE) && outstanding) return false;     // fence: earlier Reads and atomics first

@@ -89,6 +89,7 @@ int iwv_device_tx_blocked(iwv_device* dev) {
 
 int iwv_progress(iwv_device* dev, int timeout_ms) {
     Device& d = *dev->impl;
+    d.owner_present(); // before the lock: a standby thread serving under it steps aside
     Lock l(d.mu);
     if (d.mode() == IWV_PROGRESS_THREAD) {
         if (timeout_ms) d.changed.wait_for(l, std::chrono::milliseconds(timeout_ms < 0 ? 100 : timeout_ms));
@@ -97,6 +98,7 @@ int iwv_progress(iwv_device* dev, int timeout_ms) {
     int work = d.poll_locked();
     if (work == 0 && timeout_ms != 0) {
         d.wait_for_work(l, timeout_ms); // one wait for an upcall, then one more round
+        d.owner_present();
         work = d.poll_locked();
     }
     return work;
