@@ -49,6 +49,7 @@ struct Settings {
     uint32_t udp_buffer = 4u << 20;    // key "udp_buffer": kernel buffers of usrsctp's UDP sockets
     uint32_t max_chunks_on_queue = 65536; // key "max_chunks_on_queue"
     uint32_t sack_delay_ms = 10;       // key "sack_delay_ms": delayed-SACK timer (0 = SACK every packet)
+    bool sack_per_read = true;         // key "sack_per_read": one SACK per UDP GRO read; off with CMT unless set
     bool nodelay = true;               // key "nodelay": disable Nagle
 
     // Progress
@@ -61,6 +62,9 @@ struct Settings {
 
 // The receive buffer load_settings uses with CMT when none is set (settings.cpp says why).
 constexpr uint32_t kCmtRcvbuf = 512u << 10;
+// Packets the sender may send at once after a SACK with sack_per_read (usrsctp's default is 4,
+// sized for a SACK every second packet; stack.cpp says why 32).
+constexpr uint32_t kSackPerReadBurst = 32;
 
 // Key list with descriptions, in the order of the struct above.
 struct SettingKey {

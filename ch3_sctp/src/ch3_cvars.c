@@ -313,6 +313,18 @@ cvars:
       description : >-
         delayed-SACK timer, 0 = SACK every packet (RFC 4960 caps it at 500) (ms, 0..500). Unset: 10.
 
+    - name        : MPIR_CVAR_CH3_SCTP_SACK_PER_READ
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        the packets of one UDP GRO read (up to 64 KiB of a peer's packets) count as one for delayed
+        SACKs, as kernel TCP acknowledges a GRO segment (off = a SACK every second packet; off by
+        default with CMT) (boolean: 1|0|yes|no|true|false|on|off). Unset: true, false with CMT.
+
     - name        : MPIR_CVAR_CH3_SCTP_NODELAY
       category    : CH3_SCTP
       type        : string
@@ -436,6 +448,7 @@ static const struct {
     {"udp_buffer", &MPIR_CVAR_CH3_SCTP_UDP_BUFFER},
     {"max_chunks_on_queue", &MPIR_CVAR_CH3_SCTP_MAX_CHUNKS_ON_QUEUE},
     {"sack_delay_ms", &MPIR_CVAR_CH3_SCTP_SACK_DELAY_MS},
+    {"sack_per_read", &MPIR_CVAR_CH3_SCTP_SACK_PER_READ},
     {"nodelay", &MPIR_CVAR_CH3_SCTP_NODELAY},
     {"spin_us", &MPIR_CVAR_CH3_SCTP_SPIN_US},
     {"spin_adapt", &MPIR_CVAR_CH3_SCTP_SPIN_ADAPT},
