@@ -9,23 +9,6 @@ using namespace pair_test;
 
 namespace {
 
-void send_all(Side& s, const std::vector<std::string>& msgs, sctpm_key key = {0, 0, 0}) {
-    for (size_t i = 0; i < msgs.size(); ++i) {
-        iovec v{const_cast<char*>(msgs[i].data()), msgs[i].size()};
-        int rc = sctpm_send(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(i + 1));
-        CHILD_CHECK(rc == 0 || rc == 1, "send %zu returned %d", i, rc);
-        if (rc == 1)
-            s.sent[i + 1] = 1; // pending
-    }
-    CHILD_CHECK(s.progress_until([&] {
-        for (auto& [c, st] : s.sent)
-            if (st == 1) return false;
-        return true;
-    }), "queued sends did not complete");
-    for (auto& [c, st] : s.sent)
-        CHILD_CHECK(st == 0, "send %zu completed with %d", size_t(c), st);
-}
-
 std::vector<std::string> mixed_messages(uint32_t n, uint32_t seed) {
     std::vector<std::string> v;
     uint32_t x = seed;
@@ -36,15 +19,6 @@ std::vector<std::string> mixed_messages(uint32_t n, uint32_t seed) {
         v.push_back(make_message(i, std::max<size_t>(sz, 4)));
     }
     return v;
-}
-
-void expect_messages(Side& s, size_t n) {
-    CHILD_CHECK(s.progress_until([&] { return s.completed >= n; }), "got %zu of %zu messages",
-                s.completed, n);
-    for (size_t i = 0; i < n; ++i) {
-        CHILD_CHECK(message_ok(s.messages[i]), "message %zu (%zu bytes) corrupted", i, s.messages[i].size());
-        CHILD_CHECK(message_id(s.messages[i]) == i, "message %zu arrived in position of %u", i, message_id(s.messages[i]));
-    }
 }
 
 } // namespace

@@ -1,0 +1,56 @@
+// sack_per_read (user-recv-sack-per-gro-read.patch): the receiver acknowledges a UDP GRO read of
+// many packets with one SACK, and without the setting every second packet, as usrsctp did. On
+// loopback at path_mtu 1500 the sender's GSO batches hold many packets, so the receiver's reads do.
+// Counted by usrsctp's own statistics in the receiving child; the data is checked byte by byte.
+#include <gtest/gtest.h>
+#include <usrsctp.h>
+
+#include "pair_harness.hpp"
+
+using namespace pair_test;
+
+namespace {
+
+constexpr uint32_t kMessages = 16;
+constexpr size_t kMessageBytes = 1u << 20;
+
+// b receives kMessages of 1 MiB from a; then checks its SACKs sent against the DATA chunks it got.
+PairExit run_bulk(const char* sack_per_read, bool expect_per_read) {
+    return run_pair(
+        [](Side& s) {
+            std::vector<std::string> m;
+            for (uint32_t i = 0; i < kMessages; ++i) m.push_back(make_message(i, kMessageBytes));
+            send_all(s, m);
+            expect_messages(s, 1); // b's answer: everything arrived
+        },
+        [expect_per_read](Side& s) {
+            expect_messages(s, kMessages); // and their bytes
+            struct sctpstat st {};
+            usrsctp_get_stat(&st);
+            const uint32_t data = st.sctps_recvdata, sacks = st.sctps_sendsacks;
+            CHILD_CHECK(data >= kMessages * kMessageBytes / 1500, "only %u DATA chunks for %u MiB at MTU 1500", data,
+                        kMessages);
+            if (expect_per_read)
+                CHILD_CHECK(sacks * 4 < data, "%u SACKs for %u DATA chunks: not one per GRO read", sacks, data);
+            else
+                CHILD_CHECK(sacks * 3 > data, "%u SACKs for %u DATA chunks: not one per second packet", sacks, data);
+            send_all(s, {make_message(0, 8)});
+            s.progress_until([] { return false; }, 0.5);
+        },
+        [sack_per_read](sctpm_config* cfg) {
+            set(cfg, "path_mtu", "1500");
+            set(cfg, "sack_per_read", sack_per_read);
+        });
+}
+
+} // namespace
+
+TEST(SackPerRead, OneSackPerGroRead) {
+    PairExit o = run_bulk("on", true);
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+TEST(SackPerRead, OffAcknowledgesEverySecondPacket) {
+    PairExit o = run_bulk("off", false);
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
