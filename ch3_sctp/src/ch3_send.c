@@ -207,6 +207,18 @@ static int rndv_failed_here(const MPIDI_CH3_Pkt_t * pkt, MPI_Request awaited, in
     return sreq ? completed_if_failed(sreq, mpi_errno) : mpi_errno;
 }
 
+/* A close packet that finds its peer lost: the loss, handled meanwhile (MPIDI_CH3I_Fail_vc), already
+ * ended the VC's close handshake for CH3 (a VC in LOCAL_CLOSE or CLOSE_ACKED becomes MORIBUND and no
+ * longer counts as an outstanding close). MPI_Finalize goes on to the other VCs instead of failing:
+ * with its association gone unseen, the first send to a rank that died is often this one. */
+static int close_to_lost_peer(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt, int mpi_errno)
+{
+    if (mpi_errno != MPI_SUCCESS && pkt->type == MPIDI_CH3_PKT_CLOSE && vc->ch.failed &&
+        vc->state == MPIDI_VC_STATE_MORIBUND)
+        return MPI_SUCCESS;
+    return mpi_errno;
+}
+
 static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr)
 {
     const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
@@ -215,6 +227,7 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
     MPIDI_CH3I_Target_sending(vc, pkt);
     if (!(MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno)))
         mpi_errno = MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr);
+    mpi_errno = close_to_lost_peer(vc, pkt, mpi_errno);
     return rndv_failed_here(pkt, awaited, awaited_if_sent(vc, awaited, mpi_errno));
 }
 
