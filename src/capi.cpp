@@ -141,6 +141,7 @@ int sctpm_peer_connect_as(sctpm_transport* t, sctpm_peer p, const void* hello, s
 
 int sctpm_peer_failed(const sctpm_transport* t, sctpm_peer p) { return t->impl->peer_failed(p) ? 1 : 0; }
 void sctpm_peer_remove(sctpm_transport* t, sctpm_peer p) { t->impl->remove_peer(p); }
+void sctpm_peer_release(sctpm_transport* t, sctpm_peer p) { t->impl->release_peer(p); }
 
 int sctpm_send(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt,
                void* cookie) {

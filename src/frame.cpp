@@ -53,7 +53,7 @@ std::string check_fields(const uint8_t* b) {
         return "frame: bad magic " + hex(magic, 4);
     if (b[2] != kFrameVersion)
         return "frame: unsupported version " + dec(b[2]);
-    if (b[3] > uint8_t(FrameKind::retire))
+    if (b[3] > uint8_t(FrameKind::unlink))
         return "frame: bad kind " + dec(b[3]);
     if (b[4] & ~(kFrameFirst | kFrameLast))
         return "frame: bad flags " + hex(b[4], 2) + " (only first 0x01 and last 0x02 exist)";
@@ -98,14 +98,16 @@ std::string check_control(const FrameHeader& h) {
     const char* name = h.kind == FrameKind::hello       ? "hello"
                        : h.kind == FrameKind::challenge ? "challenge"
                        : h.kind == FrameKind::proof     ? "proof"
-                                                        : "retire";
+                       : h.kind == FrameKind::retire    ? "retire"
+                                                        : "unlink";
     if (h.flags != (kFrameFirst | kFrameLast))
         return std::string("frame: ") + name + " must be one fragment, flags " + hex(h.flags, 2);
     if (h.kind == FrameKind::hello && h.frag_len > kMaxHelloBytes)
         return "frame: hello of " + dec(h.frag_len) + " bytes exceeds " + dec(kMaxHelloBytes);
     const size_t size = h.kind == FrameKind::challenge ? kChallengeBytes
                         : h.kind == FrameKind::proof   ? kProofBytes
-                                                       : kRetireBytes;
+                        : h.kind == FrameKind::retire  ? kRetireBytes
+                                                       : 0;
     if (h.kind != FrameKind::hello && h.frag_len != size)
         return std::string("frame: ") + name + " of " + dec(h.frag_len) + " bytes, it has " + dec(size);
     return "";

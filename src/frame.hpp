@@ -1,7 +1,7 @@
 // Wire format of one fragment: a fixed 32-byte header (network byte order) followed by
 // frag_len payload bytes, sent as one SCTP message.
 //
-//   0 u16 magic 0x5343 ('SC')   2 u8 version (1)   3 u8 kind (0 data, 1 hello, 2 challenge, 3 proof, 4 retire)
+//   0 u16 magic 0x5343 ('SC')   2 u8 version (1)   3 u8 kind (0 data, 1 hello, 2 challenge, 3 proof, 4 retire, 5 unlink)
 //   4 u8 flags (1 first, 2 last) 5 u8 link          6 u16 domain (ordering domain of seq)
 //   8 u32 seq (per sender and ordering domain)      12 u32 frag_len
 //  16 u64 total (message length)                   24 u64 offset (of this fragment's payload)
@@ -10,7 +10,9 @@
 // endpoints). The side that opens a link numbers it 0..127 and says hello on it; its frames carry
 // the number, the other side's frames on that link carry number | kLinkOpenedByReceiver.
 // Hello, challenge and proof are control frames of one fragment each (hello_auth.hpp), and so is
-// retire (auth=packet: the sender no longer uses the null SCTP-AUTH key; packet_auth.hpp).
+// retire (auth=packet: the sender no longer uses the null SCTP-AUTH key; packet_auth.hpp), and so is
+// unlink (empty: the sender released its peer on that link and will send nothing more on it; a link
+// both sides unlinked is forgotten, and its number may be opened again: transport_unlink.cpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +28,7 @@ constexpr uint32_t kMaxHelloBytes = 4096;
 constexpr uint8_t kLinkOpenedByReceiver = 0x80; // link byte bit: the receiver of the frame opened the link
 constexpr unsigned kMaxLinks = 128;              // link numbers one side can open per association
 
-enum class FrameKind : uint8_t { data = 0, hello = 1, challenge = 2, proof = 3, retire = 4 };
+enum class FrameKind : uint8_t { data = 0, hello = 1, challenge = 2, proof = 3, retire = 4, unlink = 5 };
 enum FrameFlags : uint8_t { kFrameFirst = 1, kFrameLast = 2 };
 
 struct FrameHeader {

@@ -17,7 +17,7 @@ src_libsctpmpi_la_SOURCES = \
 	src/packet_auth.hpp src/packet_auth.cpp \
 	src/progress.hpp src/progress.cpp src/spin_budget.hpp \
 	src/transport.hpp src/transport.cpp \
-	src/transport_rx.cpp src/transport_tx.cpp src/transport_auth.cpp src/transport_packet_auth.cpp \
+	src/transport_rx.cpp src/transport_tx.cpp src/transport_unlink.cpp src/transport_auth.cpp src/transport_packet_auth.cpp \
 	src/transport_report.cpp src/endpoint_auth.cpp \
 	src/capi.cpp
 src_libsctpmpi_la_LIBADD = $(USRSCTP_LIBS)

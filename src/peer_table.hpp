@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -62,6 +63,7 @@ struct Peer {
     sctpm_peer id = -1;
     Card card;
     State state = State::idle;
+    bool released = false; // the caller gave it back (release_peer): failed, without an event
     AssocId assoc = 0;
     uint8_t link = 0;    // the link byte on the frames this peer sends on `assoc` (see frame.hpp)
     bool hello_sent = false;
@@ -124,6 +126,11 @@ struct AssocEntry {
     uint64_t pending_bytes = 0;          // what `pending` and `challenges` hold, against pre_hello_bytes
     std::deque<std::string> control_out; // challenge frames the stack has not taken yet
     unsigned next_link = 0;              // number of the next link this side opens
+    // Link release (transport_unlink.cpp), by LinkKey::incoming_byte(): the links whose unlink frame
+    // we sent and those whose unlink we received. A link in both is forgotten; a number this side
+    // opened is then free to open again (free_links, used before next_link).
+    std::set<uint8_t> unlinked_here, unlinked_there;
+    std::vector<uint8_t> free_links;
     // auth=packet (packet_auth.hpp): the SCTP-AUTH keys our links' proofs installed, by key id, the
     // one we send with, and how far the null key's retirement got.
     struct LinkAuthKey {

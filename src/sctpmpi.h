@@ -123,6 +123,10 @@ int sctpm_peer_connect_as(sctpm_transport *t, sctpm_peer p, const void *hello, s
 int sctpm_peer_failed(const sctpm_transport *t, sctpm_peer p);
 /* Abort the association with a peer and forget it (its queued sends complete with -ECONNABORTED). */
 void sctpm_peer_remove(sctpm_transport *t, sctpm_peer p);
+/* The caller is done with the peer for good: its memory is freed, no event names it again, and
+ * its link on the association is given back once the remote gives it back too (the association
+ * stays, for the process's other peers). Its id is not reused. */
+void sctpm_peer_release(sctpm_transport *t, sctpm_peer p);
 
 /* ---- sending -------------------------------------------------------------------------------- */
 typedef struct {

@@ -47,6 +47,9 @@ public:
     bool peer_failed(sctpm_peer id) const;
     int connect(sctpm_peer id, const std::string* hello = nullptr);
     void remove_peer(sctpm_peer id);
+    // The caller is done with this peer for good (its VC is destroyed): its memory is freed, no
+    // event names it again, and its link is unlinked (transport_unlink.cpp).
+    void release_peer(sctpm_peer id);
 
     // copy: if the message must wait, keep a copy of its bytes and report it done (returns 0).
     int send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy = false);
@@ -122,6 +125,10 @@ private:
     int flush_control();
     void adopt_link(Peer& p, AssocId assoc, LinkKey link);
     void replay_pending(Peer& p, AssocId assoc, LinkKey link);
+    // ---- link release (transport_unlink.cpp)
+    void send_due_unlinks();
+    void handle_unlink(AssocId assoc, LinkKey link);
+    void forget_link_if_unlinked(AssocEntry& a, uint8_t incoming_byte);
     void deliver_in_order(Peer& p, uint16_t domain);
     void deliver(Peer& p, RxMessage& m, const uint8_t* head, size_t head_len);
     bool place_bytes(Peer& p, RxMessage& m, const uint8_t* data, size_t len);
@@ -186,6 +193,9 @@ private:
     std::string hello_card_; // card_ without the key: what our hellos carry
     uint64_t auth_failures_ = 0;
     std::vector<AssocId> control_ready_; // associations with control_out frames
+    // Released peers' links whose unlink frame waits until the association has no data of ours
+    // unacknowledged (transport_unlink.cpp): (association, LinkKey::incoming_byte()).
+    std::vector<std::pair<AssocId, uint8_t>> unlinks_due_;
     FrameLimits limits_;
     HeldBytesBound pre_hello_bound_; // AssocEntry::pending_bytes
     HeldBytesBound reorder_bound_;   // Peer::held_bytes

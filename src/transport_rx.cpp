@@ -121,6 +121,8 @@ void Transport::start_data(const RecvResult& r) {
             handle_challenge(r.assoc, link, payload, avail);
         else if (h->kind == FrameKind::retire)
             handle_retire(r.assoc, link, payload, avail);
+        else if (h->kind == FrameKind::unlink)
+            handle_unlink(r.assoc, link);
         else
             handle_proof(r.assoc, link, payload, avail);
         return;

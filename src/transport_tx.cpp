@@ -105,13 +105,21 @@ void Transport::connect_peer(Peer& p) {
                                                            " to that process is being torn down");
         return;
     }
-    if (a.next_link >= kMaxLinks) {
+    if (a.free_links.empty() && a.next_link >= kMaxLinks) {
         fail_peer(p, SCTPM_EV_CANT_START, EMLINK,
                   who + ": association " + std::to_string(assoc) + " already carries the " +
                       std::to_string(kMaxLinks) + " links this side can open to that process");
         return;
     }
-    const LinkKey link{true, static_cast<uint8_t>(a.next_link++)};
+    // A number both sides unlinked first (transport_unlink.cpp), so that numbers last.
+    uint8_t number;
+    if (!a.free_links.empty()) {
+        number = a.free_links.back();
+        a.free_links.pop_back();
+    } else {
+        number = static_cast<uint8_t>(a.next_link++);
+    }
+    const LinkKey link{true, number};
     a.links[link.incoming_byte()] = p.id;
     p.assoc = assoc;
     p.link = link.outgoing_byte();
@@ -250,6 +258,7 @@ bool Transport::pump(Peer& p, uint16_t stream) {
 
 int Transport::write_stage() {
     int done = control_ready_.empty() ? 0 : flush_control();
+    send_due_unlinks();
     for (size_t i = 0; i < tx_ready_.size();) {
         Peer* p = peers_.get(tx_ready_[i]);
         if (p && p->state == Peer::State::idle && p->queued)

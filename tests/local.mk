@@ -60,7 +60,8 @@ fuzz/hello_fuzz: $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello
 # a UBSan report stops the run (a finding), as in the iWARP targets.
 TRANSPORT_FUZZ_FILES = $(top_srcdir)/tests/fuzz/transport_rx_fuzz.cpp \
 	$(top_srcdir)/src/transport.cpp $(top_srcdir)/src/transport_rx.cpp $(top_srcdir)/src/transport_tx.cpp \
-	$(top_srcdir)/src/transport_auth.cpp $(top_srcdir)/src/transport_packet_auth.cpp $(top_srcdir)/src/transport_report.cpp \
+	$(top_srcdir)/src/transport_unlink.cpp $(top_srcdir)/src/transport_auth.cpp $(top_srcdir)/src/transport_packet_auth.cpp \
+	$(top_srcdir)/src/transport_report.cpp \
 	$(top_srcdir)/src/peer_table.cpp $(top_srcdir)/src/stream_map.cpp $(top_srcdir)/src/progress.cpp \
 	$(top_srcdir)/src/frame.cpp $(top_srcdir)/src/card.cpp $(top_srcdir)/src/hello_auth.cpp \
 	$(top_srcdir)/src/hmac_sha256.cpp $(top_srcdir)/src/packet_auth.cpp $(top_srcdir)/src/abort_cause.cpp \

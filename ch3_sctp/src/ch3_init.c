@@ -142,10 +142,17 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
     return MPI_SUCCESS;
 }
 
+/* Also the transport peer goes (after MPI_Finalize closed the transport, there is none): the
+ * temporary VC of every MPI_Comm_connect/accept and the VCs of every process group a disconnect
+ * drops would otherwise each keep one, and a link on the association, for good. */
 int MPIDI_CH3_VC_Destroy(struct MPIDI_VC *vc)
 {
-    if (vc->ch.peer >= 0 && MPIDI_CH3I_Peer_vc(vc->ch.peer) == vc)
+    if (vc->ch.peer >= 0 && MPIDI_CH3I_Peer_vc(vc->ch.peer) == vc) {
         MPIDI_CH3I_Peer_unbind(vc->ch.peer);
+        if (MPIDI_CH3I_sctp)
+            sctpm_peer_release(MPIDI_CH3I_sctp, vc->ch.peer);
+    }
+    vc->ch.peer = -1;
     MPIDI_CH3I_Awaiting_vc_destroy(vc);
     return MPI_SUCCESS;
 }

@@ -57,6 +57,7 @@ static void renew_closed_vc(MPIDI_VC_t * vc)
 {
     if (vc->ch.closed && vc->ch.failed && vc->ch.peer >= 0) {
         MPIDI_CH3I_Peer_unbind(vc->ch.peer);
+        sctpm_peer_release(MPIDI_CH3I_sctp, vc->ch.peer);
         vc->ch.peer = -1;
         vc->ch.failed = 0;
     }

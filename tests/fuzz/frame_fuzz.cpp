@@ -13,6 +13,7 @@
 
 #include "frame.hpp"
 #include "hello_auth.hpp"
+#include "packet_auth.hpp" // kRetireBytes
 
 using namespace sctpm;
 
@@ -50,7 +51,7 @@ void check_decoded(const FrameHeader& h, const uint8_t* bytes, const FrameLimits
     uint8_t again[kFrameHeaderSize];
     encode_frame_header(h, again);
     check(std::memcmp(again, bytes, kFrameHeaderSize) == 0, "re-encoding differs");
-    check(h.kind <= FrameKind::proof, "kind");
+    check(h.kind <= FrameKind::unlink, "kind");
     check((h.flags & ~(kFrameFirst | kFrameLast)) == 0, "flags");
     check(h.frag_len <= limits.max_fragment && h.total <= limits.max_message, "limits");
     check(h.offset <= h.total && h.frag_len <= h.total - h.offset, "fragment beyond total");
@@ -62,6 +63,10 @@ void check_decoded(const FrameHeader& h, const uint8_t* bytes, const FrameLimits
         check(h.first() && h.last() && h.frag_len == kChallengeBytes, "challenge shape");
     if (h.kind == FrameKind::proof)
         check(h.first() && h.last() && h.frag_len == kProofBytes, "proof shape");
+    if (h.kind == FrameKind::retire)
+        check(h.first() && h.last() && h.frag_len == kRetireBytes, "retire shape");
+    if (h.kind == FrameKind::unlink)
+        check(h.first() && h.last() && h.frag_len == 0, "unlink shape");
 }
 
 struct Shadow {

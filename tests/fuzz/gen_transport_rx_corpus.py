@@ -76,6 +76,14 @@ def remove(peer=0):
     return bytes([11, peer])
 
 
+def release_peer(peer=0):  # the caller gives a peer back (its VC destroyed)
+    return bytes([14, peer])
+
+
+def unlink(assoc=0, link=0):  # the remote gives a link back
+    return bytes([15, assoc, link])
+
+
 HANDSHAKE = hello() + proof()
 # An ABORT chunk with a User-Initiated Abort cause carrying a reason.
 ABORT = bytes([6, 0]) + u16(16) + u16(12) + u16(12) + b"bye now!"
@@ -103,6 +111,12 @@ SEEDS = {
     + hello(assoc=3, link=0, who=2) + proof(assoc=3, link=0) + data(assoc=3, link=0, total=20),
     "blocked_challenge": header() + BLOCK + hello() + BLOCK + proof() + data(),
     "removed_peer": header() + connect() + remove(0),
+    # Links given back by both sides, then opened again under the same number: by the remote
+    # (an incoming link) and by this side (an outgoing one).
+    "unlinked_then_reopened": header() + HANDSHAKE + data() + release_peer(0) + unlink() + HANDSHAKE + data(total=30),
+    "outgoing_unlinked_then_reopened": header() + connect() + note(COMM_UP, assoc=3) + challenge() + send()
+    + release_peer(0) + unlink(assoc=3, link=0x80) + connect() + challenge(0x40) + send(1),
+    "unlink_errors": header() + unlink(link=5) + HANDSHAKE + unlink() + unlink(),
     # Data on a link this side opened, before the remote's challenge proved its key: it used to
     # be delivered as the peer's (now a protocol error).
     "regress_data_before_challenge": header() + connect() + note(COMM_UP, assoc=3) + data(assoc=3, link=0x80, total=40),

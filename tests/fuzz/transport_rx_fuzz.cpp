@@ -11,7 +11,7 @@
 // with an ABORT chunk's causes, restart, shutdown, cannot start, path change, SEND_FAILED),
 // holding messages back and releasing them interleaved across streams, peers this side adds and
 // connects (the harness then answers their hello with a challenge, right or wrong), sends, blocked
-// sends, peer removal.
+// sends, peer removal, peer release and the remote's unlink frames.
 //
 // Checked, besides "no crash, no sanitizer report":
 //  - the channel hears of a remote-opened link (on_hello) only after a right proof on that link,
@@ -673,6 +673,12 @@ struct Harness {
         }
     }
 
+    // The remote gives a link back (transport_unlink.cpp): any link, any association.
+    void unlink(In& in) {
+        const AssocId a = pick_assoc(in.u8());
+        push(a, 0, frame(FrameKind::unlink, in.u8(), kFrameFirst | kFrameLast, 0, 0, 0, 0, {}));
+    }
+
     void send(In& in) {
         if (added.empty())
             return;
@@ -683,7 +689,7 @@ struct Harness {
     }
 
     void step(In& in) {
-        switch (in.u8() % 14) {
+        switch (in.u8() % 16) {
         case 0: hello(in); break;
         case 1: proof(in); break;
         case 2: data(in); break;
@@ -703,6 +709,8 @@ struct Harness {
             break;
         case 12: stingy = !stingy; break;
         case 13: consume = in.u8(); break;
+        case 14: t->release_peer(sctpm_peer(in.u8() % 64)); break; // any peer: added or a remote's link
+        case 15: unlink(in); break;
         }
     }
 

@@ -636,6 +636,58 @@ TEST(TransportLinks, The129thLinkFailsClearly) {
     EXPECT_TRUE(o.ok()) << o.describe();
 }
 
+// Released peers give their links back (transport_unlink.cpp): a opens 300 links to b one after the
+// other, beside a link that stays, each carrying a message both ways before both sides release
+// it. Without the numbers coming back the 129th would fail (The129thLinkFailsClearly).
+TEST(TransportLinks, ReleasedLinksAreReopenedPastTheLimit) {
+    constexpr int kCycles = 300;
+    auto name = [](int i) { return "T" + std::to_string(i); };
+    auto o = run_pair(
+        [&](Side& s) {
+            const auto first = link_messages(0, 1);
+            send_interleaved(s, {{s.other, &first}});
+            for (int i = 1; i <= kCycles; ++i) {
+                const sctpm_peer p = second_peer(s, name(i).c_str());
+                const std::vector<std::string> m{make_message(uint32_t(i), 64 + i)};
+                send_interleaved(s, {{p, &m}});
+                CHILD_CHECK(s.progress_until([&] { return sends_done(s) && s.completed >= size_t(i) + 1; }),
+                            "cycle %d: no reply (%zu messages)", i, s.completed);
+                const std::string& reply = s.messages.back();
+                CHILD_CHECK(s.senders.back() == p && message_ok(reply) && message_id(reply) == uint32_t(kCycles + i),
+                            "cycle %d: wrong reply (peer %d, id %u)", i, s.senders.back(), message_id(reply));
+                sctpm_peer_release(s.t, p);
+                const sctpm_key key{7, 3, 0};
+                iovec v{const_cast<char*>(m[0].data()), m[0].size()};
+                CHILD_CHECK(sctpm_send(s.t, p, &key, &v, 1, nullptr) == -ECONNRESET, "a released peer still sends");
+            }
+            expect_from(s, s.other, 2 * kLinkStride, 1); // the first link's reply came first
+            check_sends_ok(s);
+            expect_no_failure(s); // no event for a released peer either
+            s.progress_until([] { return false; }, 0.3);
+        },
+        [&](Side& s) {
+            accept_every_link(s);
+            CHILD_CHECK(s.progress_until([&] { return s.completed >= 1; }), "no first message");
+            const auto first = link_messages(2 * kLinkStride, 1);
+            send_interleaved(s, {{s.other, &first}});
+            for (int i = 1; i <= kCycles; ++i) {
+                CHILD_CHECK(s.progress_until([&] { return s.accepted.count(name(i)) && s.completed >= size_t(i) + 1; }),
+                            "cycle %d: no hello or message (%zu messages)", i, s.completed);
+                const sctpm_peer p = s.accepted[name(i)];
+                CHILD_CHECK(s.senders.back() == p && message_ok(s.messages.back()) && message_id(s.messages.back()) == uint32_t(i),
+                            "cycle %d: wrong message (peer %d)", i, s.senders.back());
+                const std::vector<std::string> r{make_message(uint32_t(kCycles + i), 32 + i)};
+                send_interleaved(s, {{p, &r}});
+                CHILD_CHECK(s.progress_until([&] { return sends_done(s); }), "cycle %d: reply not sent", i);
+                sctpm_peer_release(s.t, p);
+            }
+            check_sends_ok(s);
+            expect_no_failure(s);
+            s.progress_until([] { return false; }, 0.3);
+        });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
 // stall_report_s: a waiter that sees no progress for that long prints one report of every peer's
 // state (what it sent, what is queued, the association as the stack sees it), and only one.
 TEST(TransportPair, StallReportDescribesPeersOnce) {

@@ -126,6 +126,18 @@ TEST(FrameCodec, EveryLinkByteDecodes) {
         }
 }
 
+TEST(FrameCodec, UnlinkIsAnEmptyControlFrame) {
+    const std::string f = control_frame(FrameKind::unlink, 0x83, "");
+    ASSERT_EQ(f.size(), kFrameHeaderSize);
+    std::string why;
+    auto h = decode_frame_header(reinterpret_cast<const uint8_t*>(f.data()), f.size(), FrameLimits{}, &why);
+    ASSERT_TRUE(h) << why;
+    EXPECT_EQ(h->kind, FrameKind::unlink);
+    EXPECT_TRUE(h->control());
+    EXPECT_EQ(h->link, 0x83);
+    EXPECT_EQ(h->frag_len, 0u);
+}
+
 TEST(FrameCodec, DecodeIgnoresBytesAfterTheHeaderAndToleratesNullWhy) {
     std::vector<uint8_t> buf(100, 0xee);
     encode_frame_header(whole(3, 68), buf.data());
@@ -175,7 +187,10 @@ const RejectCase kRejects[] = {
     {"proof long", whole(0, kProofBytes + 1), [](Bytes& b) { b[3] = 3; }, 32, "frame: proof of 33 bytes, it has 32"},
     {"proof fragmented", data(0, kFrameFirst, 0, 10, 20), [](Bytes& b) { b[3] = 3; }, 32,
      "frame: proof must be one fragment, flags 0x01"},
-    {"kind 5", whole(0, 10), [](Bytes& b) { b[3] = 5; }, 32, "frame: bad kind 5"},
+    {"unlink with payload", whole(0, 1), [](Bytes& b) { b[3] = 5; }, 32, "frame: unlink of 1 bytes, it has 0"},
+    {"unlink fragmented", data(0, kFrameFirst, 0, 0, 1), [](Bytes& b) { b[3] = 5; }, 32,
+     "frame: unlink must be one fragment, flags 0x01"},
+    {"kind 6", whole(0, 10), [](Bytes& b) { b[3] = 6; }, 32, "frame: bad kind 6"},
 };
 
 class FrameReject : public testing::TestWithParam<RejectCase> {};
