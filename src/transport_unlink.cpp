@@ -17,7 +17,6 @@
 //      the time the new one says hello.
 // With auth=packet a link's SCTP-AUTH key id is a function of its number (packet_auth.hpp), and the
 // stack will not replace a key still in use, so numbers are not opened again there.
-#include <cstring>
 
 #include "transport.hpp"
 
@@ -87,9 +86,11 @@ void Transport::send_due_unlinks() {
                     forget_link_if_unlinked(*a, byte);
                     done = true;
                 } else if (n != -EWOULDBLOCK) {
+                    // The association is ending (the remote closed its socket or exited, and the
+                    // stack has not told us yet): the link ends with it, and so does the need to
+                    // unlink. Not a protocol error, which would abort the association first; and a
+                    // control frame is never sent in part (all or nothing, as every SEQPACKET send).
                     done = true;
-                    protocol_error(assoc, nullptr, "cannot send the unlink of " + LinkKey::of_received(byte).describe() + ": " +
-                                                       (n < 0 ? std::strerror(int(-n)) : "short send"));
                 }
             }
         }
