@@ -127,6 +127,7 @@ private:
     void replay_pending(Peer& p, AssocId assoc, LinkKey link);
     // ---- link release (transport_unlink.cpp)
     void send_due_unlinks();
+    bool send_unlink(AssocId assoc, uint8_t incoming_byte); // true: sent, or no longer needed
     void handle_unlink(AssocId assoc, LinkKey link);
     void forget_link_if_unlinked(AssocEntry& a, uint8_t incoming_byte);
     void deliver_in_order(Peer& p, uint16_t domain);

@@ -258,7 +258,8 @@ bool Transport::pump(Peer& p, uint16_t stream) {
 
 int Transport::write_stage() {
     int done = control_ready_.empty() ? 0 : flush_control();
-    send_due_unlinks();
+    if (!unlinks_due_.empty())
+        send_due_unlinks();
     for (size_t i = 0; i < tx_ready_.size();) {
         Peer* p = peers_.get(tx_ready_[i]);
         if (p && p->state == Peer::State::idle && p->queued)

@@ -68,39 +68,37 @@ void Transport::send_due_unlinks() {
     // Every round while one is due (two socket options each): in a ping-pong, our data is all
     // acknowledged only between reading the peer's message and sending the answer, in this
     // round's write stage, and a check every millisecond missed that window for hundreds of rounds.
-    if (unlinks_due_.empty())
-        return;
     for (size_t i = 0; i < unlinks_due_.size();) {
-        const auto [assoc, byte] = unlinks_due_[i];
-        AssocEntry* a = peers_.find_assoc(assoc);
-        bool done = !a || a->ended;
-        if (!done) {
-            const AssocStatus st = ep_->status(assoc);
-            if (!st.known) {
-                done = true;
-            } else if (st.unacked == 0 && st.queued_out == 0) {
-                const std::string f = control_frame(FrameKind::unlink, uint8_t(byte ^ kLinkOpenedByReceiver), "");
-                const long n = ep_->send(assoc, 0, f.data(), f.size());
-                if (n == long(f.size())) {
-                    a->unlinked_here.insert(byte);
-                    forget_link_if_unlinked(*a, byte);
-                    done = true;
-                } else if (n != -EWOULDBLOCK) {
-                    // The association is ending (the remote closed its socket or exited, and the
-                    // stack has not told us yet): the link ends with it, and so does the need to
-                    // unlink. Not a protocol error, which would abort the association first; and a
-                    // control frame is never sent in part (all or nothing, as every SEQPACKET send).
-                    done = true;
-                }
-            }
-        }
-        if (done) {
+        if (send_unlink(unlinks_due_[i].first, unlinks_due_[i].second)) {
             unlinks_due_[i] = unlinks_due_.back();
             unlinks_due_.pop_back();
         } else {
             ++i;
         }
     }
+}
+
+bool Transport::send_unlink(AssocId assoc, uint8_t incoming_byte) {
+    AssocEntry* a = peers_.find_assoc(assoc);
+    if (!a || a->ended)
+        return true;
+    const AssocStatus st = ep_->status(assoc);
+    if (!st.known)
+        return true;
+    if (st.unacked != 0 || st.queued_out != 0)
+        return false;
+    const std::string f = control_frame(FrameKind::unlink, uint8_t(incoming_byte ^ kLinkOpenedByReceiver), "");
+    const long n = ep_->send(assoc, 0, f.data(), f.size());
+    if (n == -EWOULDBLOCK)
+        return false;
+    // Any other failure: the association is ending (the remote closed its socket or exited, and
+    // the stack has not told us yet), and the link ends with it. Not a protocol error, which would
+    // abort the association first. A control frame is never sent in part (SEQPACKET).
+    if (n != long(f.size()))
+        return true;
+    a->unlinked_here.insert(incoming_byte);
+    forget_link_if_unlinked(*a, incoming_byte);
+    return true;
 }
 
 void Transport::handle_unlink(AssocId assoc, LinkKey link) {

@@ -213,7 +213,7 @@ static int rndv_failed_here(const MPIDI_CH3_Pkt_t * pkt, MPI_Request awaited, in
  * with its association gone unseen, the first send to a rank that died is often this one. */
 static int close_to_lost_peer(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt, int mpi_errno)
 {
-    if (mpi_errno != MPI_SUCCESS && pkt->type == MPIDI_CH3_PKT_CLOSE && vc->ch.failed &&
+    if (mpi_errno != MPI_SUCCESS && pkt->type == MPIDI_CH3_PKT_CLOSE &&
         vc->state == MPIDI_VC_STATE_MORIBUND)
         return MPI_SUCCESS;
     return mpi_errno;
