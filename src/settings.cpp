@@ -284,7 +284,7 @@ std::vector<Field> make_fields() {
               "delayed-SACK timer, 0 = SACK every packet (RFC 4960 caps it at 500)"),
         flag("sack_per_read", &S::sack_per_read,
              "the packets of one UDP GRO read (up to 64 KiB of a peer's packets) count as one for delayed SACKs, "
-             "as kernel TCP acknowledges a GRO segment (off = a SACK every second packet; off by default with CMT)"),
+             "as kernel TCP acknowledges a GRO segment (off = a SACK every second packet)"),
         flag("nodelay", &S::nodelay, "disable Nagle's algorithm"),
         count("spin_us", &S::spin_us, "us", 0, 10000000, "busy-poll time before blocking on the eventfd"),
         flag("spin_adapt", &S::spin_adapt,
@@ -374,13 +374,6 @@ Settings load_settings(const EnvLookup& env) {
     // default changes; a receive buffer that is set explicitly is kept.
     if (s.cmt != CmtMode::off && !env(cvar_name("rcvbuf").c_str()))
         s.rcvbuf = kCmtRcvbuf;
-    // One SACK per GRO read: 10 Gbit/s rail, MTU 1500, osu_bw 1 MiB, one rail 921-949 MB/s without,
-    // 1059-1083 with (ch3:sock 1188). With CMT on two such rails it cost 13 % (765 against 665
-    // MB/s, CPU per MB 2.44 against 2.87: each path's reads are a few packets, so SACKs fall only
-    // by half, while the larger bursts reorder more between the paths), so CMT keeps the RFC 4960
-    // rhythm unless set.
-    if (s.cmt != CmtMode::off && !env(cvar_name("sack_per_read").c_str()))
-        s.sack_per_read = false;
     check_consistency(s, cvar_name);
     return s;
 }

@@ -518,11 +518,11 @@ TEST(Settings, CmtTakesSmallerReceiveBufferUnlessSet) {
     EXPECT_EQ(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}, {"MPIR_CVAR_CH3_SCTP_RCVBUF", "4M"}}).rcvbuf, 4u << 20);
 }
 
-TEST(Settings, SackPerReadIsOffWithCmtUnlessSet) {
+TEST(Settings, SackPerReadIsOnAlsoWithCmtUnlessSet) {
     EXPECT_TRUE(load({}).sack_per_read);
     EXPECT_FALSE(load({{"MPIR_CVAR_CH3_SCTP_SACK_PER_READ", "off"}}).sack_per_read);
-    EXPECT_FALSE(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}}).sack_per_read);
-    EXPECT_TRUE(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}, {"MPIR_CVAR_CH3_SCTP_SACK_PER_READ", "on"}}).sack_per_read);
+    EXPECT_TRUE(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}}).sack_per_read);
+    EXPECT_FALSE(load({{"MPIR_CVAR_CH3_SCTP_CMT", "base"}, {"MPIR_CVAR_CH3_SCTP_SACK_PER_READ", "off"}}).sack_per_read);
 }
 
 TEST(Settings, ValidateUsesKeyNames) {
