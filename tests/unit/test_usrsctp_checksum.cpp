@@ -1,6 +1,7 @@
 // The SCTP checksum of the usrsctp we build (tools/patches/usrsctp/crc32c-sse42.patch computes it
 // with the SSE4.2 CRC32 instruction where the CPU has one, in three chains joined at the end for
-// buffers of 384 bytes or more, 3072 at a time where it can): it must equal CRC32c (RFC 9260
+// buffers of 384 bytes or more, 3072 at a time where it can, what is left of them in three parts as
+// long as it allows, joined by a carry-less multiply): it must equal CRC32c (RFC 9260
 // appendix A) for every length and alignment, around those block sizes too, or packets between
 // hosts are dropped. Loopback
 // tests cannot tell: usrsctp skips the check on loopback.
@@ -46,5 +47,21 @@ TEST(UsrsctpChecksum, EqualsTheReferenceForEveryLengthAndAlignment) {
                            size_t{8972}, size_t{9000}, size_t{65000}}) {
             uint8_t* p = buf.data() + offset;
             EXPECT_EQ(usrsctp_crc32c(p, len), reference_crc32c(p, len)) << "offset " << offset << " length " << len;
+        }
+}
+
+// Every length a packet's remainder after the 3 x 1024-byte parts can have, so every part length
+// the carry-less-multiply join uses (and the single chain under 384 bytes), then a long part too.
+TEST(UsrsctpChecksum, EqualsTheReferenceForEveryLengthUpToThreeLongParts) {
+    std::vector<uint8_t> buf(2 * 3072 + 16);
+    uint32_t x = 777;
+    for (auto& b : buf) {
+        x = x * 1103515245u + 12345u;
+        b = static_cast<uint8_t>(x >> 16);
+    }
+    for (size_t offset : {size_t{0}, size_t{5}})
+        for (size_t len = 0; len <= 2 * 3072; len += len < 3072 ? 1 : 97) {
+            const uint8_t* p = buf.data() + offset;
+            ASSERT_EQ(usrsctp_crc32c(p, len), reference_crc32c(p, len)) << "offset " << offset << " length " << len;
         }
 }
