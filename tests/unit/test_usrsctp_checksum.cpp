@@ -61,7 +61,7 @@ TEST(UsrsctpChecksum, EqualsTheReferenceForEveryLengthUpToThreeLongParts) {
     }
     for (size_t offset : {size_t{0}, size_t{5}})
         for (size_t len = 0; len <= 2 * 3072; len += len < 3072 ? 1 : 97) {
-            const uint8_t* p = buf.data() + offset;
+            uint8_t* p = buf.data() + offset;
             ASSERT_EQ(usrsctp_crc32c(p, len), reference_crc32c(p, len)) << "offset " << offset << " length " << len;
         }
 }
