@@ -117,16 +117,22 @@ void Progress::wake() {
 int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us,
                    const std::function<void(bool)>& on_block, const std::function<void()>& on_idle) {
     uint64_t seen = activity();
-    int work = run_once();
-    if (work)
-        return work;
+    int work;
     if (timeout_us == 0) {
+        if ((work = run_once()))
+            return work;
         // A caller that polls in a loop (MPI_Test, MPICH 4.0.2's MPI_Waitany, which never blocks)
         // would otherwise hold the core that usrsctp's receive thread needs to deliver what it
         // polls for: with two ranks on two cores, MPI_Waitany on a 4-byte message averaged 1.8 ms.
         sched_yield();
         return 0;
     }
+    // A wait reads no packets before its first spin round (after a yield) or, if it does not
+    // spin, before ppoll says they are there: a wait mostly begins just after its rank sent, and
+    // a read then found nothing (a system call per message of a ping-pong, for nothing).
+    input(0, kInputHoldUs);
+    if ((work = run_stages()))
+        return work;
 
     const int64_t start = now_us();
     const int64_t spin_end = start + std::min<int64_t>(spin_.next(spin_us), timeout_us < 0 ? INT64_MAX : timeout_us);

@@ -46,8 +46,9 @@ public:
     // Whether waits adapt their spin to the waits seen (spin_budget.hpp); on by default.
     void set_spin_adapt(bool adapt) { spin_ = SpinBudget(adapt); }
 
-    // run_once; if idle and timeout_us != 0: spin for up to spin_us (spin_budget.hpp; running the stages only when the
-    // activity counter moved or `busy` says there is work to retry), then block up to timeout_us
+    // timeout_us == 0: run_once. Otherwise run the stages; if idle, spin for up to spin_us (spin_budget.hpp; reading
+    // packets after each yield, running the stages only when the activity counter moved or `busy` says there is work
+    // to retry), then block up to timeout_us
     // (-1 = no limit; `busy` work is retried every retry_us while blocked). on_idle runs after
     // every blocked round that found no work (at least every 200 ms while blocked).
     int wait(int64_t timeout_us, uint32_t spin_us, const std::function<bool()>& busy, uint32_t retry_us,
