@@ -52,9 +52,8 @@ void Progress::set_input(Input input, int fd) {
     }
 }
 
-void Progress::input(int max_reads, uint32_t hold_us) {
-    if (input_)
-        input_(max_reads, hold_us);
+int Progress::input(int max_reads, uint32_t hold_us) {
+    return input_ ? input_(max_reads, hold_us) : 0;
 }
 
 int Progress::run_stages() {
@@ -137,11 +136,14 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
     const int64_t start = now_us();
     const int64_t spin_end = start + std::min<int64_t>(spin_.next(spin_us), timeout_us < 0 ? INT64_MAX : timeout_us);
     int64_t next_retry = start + retry_us;
+    bool got_packets = false; // the last round read some
     for (int64_t t = start; t < spin_end; t = now_us()) {
         // Run the stages when the upcall reported activity; blocked sends only get a retry now and
-        // then (one-to-many sockets never signal free send space). Yield: on a 2-core machine
-        // usrsctp's own threads need this core as much as we do. Packets are read once per round,
-        // after the yield (run_once has just read them for the first round).
+        // then (one-to-many sockets never signal free send space). Packets are read once per round,
+        // after a yield: on a 2-core machine the awaited rank or usrsctp's own threads need this
+        // core as much as we do. Not after a round that read packets: the rest of a message is
+        // most likely on its way (a 64 KiB message on loopback is two packets, and a yield between
+        // them gave the core to another rank for its whole turn).
         uint64_t a = activity();
         bool retry = t >= next_retry && busy();
         if (a != seen || retry || watched_ready()) {
@@ -155,8 +157,9 @@ int Progress::wait(int64_t timeout_us, uint32_t spin_us, const std::function<boo
             if (woken_.exchange(false, std::memory_order_acq_rel))
                 return 0;
         }
-        sched_yield();
-        input(kInputReadsPerRun, kInputHoldUs);
+        if (!got_packets)
+            sched_yield();
+        got_packets = input(kInputReadsPerRun, kInputHoldUs) > 0;
     }
 
     for (;;) {

@@ -67,7 +67,7 @@ private:
     };
     bool watched_ready(); // a watched fd is readable now
     std::vector<Named> stages_;
-    void input(int max_reads, uint32_t hold_us); // input_, if set
+    int input(int max_reads, uint32_t hold_us); // input_, if set: datagrams read
     int run_stages();                             // the stages only (run_once reads packets first)
     std::vector<pollfd> polled_; // the eventfd, the input's fd if any, then the watched fds (what a blocked wait polls)
     // The copy of polled_ a blocked wait hands to ppoll: the caller's lock is released meanwhile
