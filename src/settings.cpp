@@ -285,6 +285,10 @@ std::vector<Field> make_fields() {
         flag("sack_per_read", &S::sack_per_read,
              "the packets of one UDP GRO read (up to 64 KiB of a peer's packets) count as one for delayed SACKs, "
              "as kernel TCP acknowledges a GRO segment (off = a SACK every second packet)"),
+        flag("sack_full_packets", &S::sack_full_packets,
+             "the delayed-SACK rule counts full-sized packets, as kernel TCP counts full-sized segments: two "
+             "small packets (a few MPI messages) no longer force a SACK of their own, the next packet to that "
+             "peer carries it (off = a SACK every second packet, whatever its size)"),
         flag("nodelay", &S::nodelay, "disable Nagle's algorithm"),
         count("spin_us", &S::spin_us, "us", 0, 10000000, "busy-poll time before blocking on the eventfd"),
         flag("spin_adapt", &S::spin_adapt,

@@ -50,6 +50,7 @@ struct Settings {
     uint32_t max_chunks_on_queue = 65536; // key "max_chunks_on_queue"
     uint32_t sack_delay_ms = 10;       // key "sack_delay_ms": delayed-SACK timer (0 = SACK every packet)
     bool sack_per_read = true;         // key "sack_per_read": one SACK per UDP GRO read (with CMT, per read and path)
+    bool sack_full_packets = true;     // key "sack_full_packets": only packets worth more than a path MTU force a SACK
     bool nodelay = true;               // key "nodelay": disable Nagle
 
     // Progress

@@ -322,8 +322,21 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         the packets of one UDP GRO read (up to 64 KiB of a peer's packets) count as one for delayed
-        SACKs, as kernel TCP acknowledges a GRO segment (off = a SACK every second packet; off by
-        default with CMT) (boolean: 1|0|yes|no|true|false|on|off). Unset: true, false with CMT.
+        SACKs, as kernel TCP acknowledges a GRO segment (off = a SACK every second packet)
+        (boolean: 1|0|yes|no|true|false|on|off). Unset: true.
+
+    - name        : MPIR_CVAR_CH3_SCTP_SACK_FULL_PACKETS
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        the delayed-SACK rule counts full-sized packets, as kernel TCP counts full-sized segments:
+        two small packets (a few MPI messages) no longer force a SACK of their own, the next packet
+        to that peer carries it (off = a SACK every second packet, whatever its size) (boolean:
+        1|0|yes|no|true|false|on|off). Unset: true.
 
     - name        : MPIR_CVAR_CH3_SCTP_NODELAY
       category    : CH3_SCTP
@@ -449,6 +462,7 @@ static const struct {
     {"max_chunks_on_queue", &MPIR_CVAR_CH3_SCTP_MAX_CHUNKS_ON_QUEUE},
     {"sack_delay_ms", &MPIR_CVAR_CH3_SCTP_SACK_DELAY_MS},
     {"sack_per_read", &MPIR_CVAR_CH3_SCTP_SACK_PER_READ},
+    {"sack_full_packets", &MPIR_CVAR_CH3_SCTP_SACK_FULL_PACKETS},
     {"nodelay", &MPIR_CVAR_CH3_SCTP_NODELAY},
     {"spin_us", &MPIR_CVAR_CH3_SCTP_SPIN_US},
     {"spin_adapt", &MPIR_CVAR_CH3_SCTP_SPIN_ADAPT},

@@ -61,7 +61,7 @@ const std::vector<std::string> all_keys = {
     "multihome_file", "bindall", "interface_hostname", "rails", "udp_port", "streams", "stream_policy", "eager_max",
     "fragment_size", "max_message", "pre_hello_bytes", "reorder_bytes", "head_bytes", "auth", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
     "rto_initial_ms", "heartbeat_ms", "path_max_retrans", "assoc_max_retrans", "init_max_attempts", "path_mtu",
-    "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "sack_per_read", "nodelay", "spin_us", "spin_adapt", "caller_input", "log_paths",
+    "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "sack_per_read", "sack_full_packets", "nodelay", "spin_us", "spin_adapt", "caller_input", "log_paths",
     "stall_report_s"};
 
 std::string description(const std::string& key) {
@@ -105,7 +105,7 @@ TEST(Settings, DefaultsThroughGetSetting) {
         {"heartbeat_ms", "100"},     {"path_max_retrans", "2"},    {"assoc_max_retrans", "10"},
         {"init_max_attempts", "8"},  {"path_mtu", "0"},            {"sndbuf", "8388608"},
         {"rcvbuf", "8388608"},       {"udp_buffer", "4194304"},    {"max_chunks_on_queue", "65536"},
-        {"sack_delay_ms", "10"},     {"sack_per_read", "true"},    {"nodelay", "true"},          {"spin_us", "100"}, {"spin_adapt", "true"}, {"caller_input", "true"},
+        {"sack_delay_ms", "10"},     {"sack_per_read", "true"},    {"sack_full_packets", "true"}, {"nodelay", "true"},          {"spin_us", "100"}, {"spin_adapt", "true"}, {"caller_input", "true"},
         {"log_paths", "false"},      {"stall_report_s", "0"}};
     ASSERT_EQ(expected.size(), all_keys.size());
     for (const auto& [key, value] : expected) EXPECT_EQ(sctpm::get_setting(s, key), value) << key;
@@ -446,7 +446,7 @@ TEST(Settings, CvarsSetEveryKey) {
         {"heartbeat_ms", "30"},       {"path_max_retrans", "5"},  {"assoc_max_retrans", "20"},
         {"init_max_attempts", "3"},   {"path_mtu", "9000"},       {"sndbuf", "16M"},
         {"rcvbuf", "32M"},            {"udp_buffer", "2M"},       {"max_chunks_on_queue", "1000"},
-        {"sack_delay_ms", "0"},       {"sack_per_read", "off"},   {"nodelay", "false"},       {"spin_us", "0"}, {"spin_adapt", "false"}, {"caller_input", "false"},
+        {"sack_delay_ms", "0"},       {"sack_per_read", "off"},   {"sack_full_packets", "off"}, {"nodelay", "false"},       {"spin_us", "0"}, {"spin_adapt", "false"}, {"caller_input", "false"},
         {"log_paths", "on"},          {"stall_report_s", "30"}};
     ASSERT_EQ(values.size(), all_keys.size());
     std::map<std::string, std::string> env;
@@ -471,6 +471,7 @@ TEST(Settings, CvarsSetEveryKey) {
     EXPECT_EQ(s.rcvbuf, 32u << 20);
     EXPECT_EQ(s.path_mtu, 9000u);
     EXPECT_FALSE(s.sack_per_read);
+    EXPECT_FALSE(s.sack_full_packets);
     EXPECT_FALSE(s.nodelay);
     EXPECT_TRUE(s.log_paths);
     EXPECT_EQ(s.stall_report_s, 30u);
