@@ -323,9 +323,11 @@ void Transport::shutdown(int timeout_ms) {
     while (sends_pending() && left_us() > 0)
         progress(std::min<int64_t>(left_us(), 10000));
     // Graceful SHUTDOWN delivers whatever the stack still holds before the association ends.
-    // Several peers may share one association: shut each down once.
+    // Several peers may share one association: shut each down once. Also those whose peers were
+    // all released (after MPI_Comm_disconnect): left open, the remote would keep it until its
+    // heartbeats failed, and a process that got our UDP port meanwhile would find it (a restart).
     auto open_assocs = [this] {
-        std::set<AssocId> open;
+        std::set<AssocId> open = peers_.open_assocs();
         for (size_t i = 0; i < peers_.size(); ++i) {
             const Peer* p = peers_.get(static_cast<sctpm_peer>(i));
             if (p->assoc && p->state != Peer::State::failed)

@@ -150,6 +150,7 @@ private:
     void handle_assoc_change(const sctp_assoc_change& c, size_t len);
     void handle_path_change(const sctp_paddr_change& c);
     void assoc_up(AssocId assoc);
+    void restart_assoc(AssocId assoc);
     void assoc_shut_down(AssocId assoc);
 
     // ---- send path (transport_tx.cpp)

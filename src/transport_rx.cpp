@@ -580,17 +580,9 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
     case SCTP_COMM_UP:
         assoc_up(id);
         break;
-    case SCTP_RESTART: {
-        const AssocEntry* a = peers_.find_assoc(id);
-        const bool reported = a && a->end_reported; // its end was told already
-        const bool identified = a && !a->links.empty(); // read now: the callbacks may move entries
-        const int told = end_assoc(id, true, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
-            return who(p) + ": the peer restarted " + where + ": messages in flight may be lost";
-        });
-        if (told == 0 && !reported) // no live peer on it (none identified yet, or all failed)
-            report_peerless_end(id, SCTPM_EV_ASSOC_LOST, ECONNRESET, identified, "the peer restarted it; aborted");
+    case SCTP_RESTART:
+        restart_assoc(id);
         break;
-    }
     case SCTP_COMM_LOST: {
         // sac_info holds the ABORT chunk, if one ended the association (not on a timeout).
         const size_t info_len = std::min<size_t>(c.sac_length, len) > sizeof c ? std::min<size_t>(c.sac_length, len) - sizeof c : 0;
@@ -617,6 +609,32 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
     default:
         break;
     }
+}
+
+// A restart is a new process at the address and SCTP port of the one the association was with: a
+// rank that died and was started again, or a process spawned after another left (MPI_Comm_disconnect)
+// that the kernel gave the same UDP port. The stack has kept the association and reset it for the
+// new process, so what was on it is lost: its peers fail. The new process then says hello on it as
+// on a new association. With auth=packet the stack keeps the SCTP-AUTH keys of the old links, which
+// the new process does not know: the association is aborted instead (the new process's peers on it
+// fail too). A process that finalizes shuts its associations down (shutdown()), so only a process
+// that died leaves one for a restart to find.
+void Transport::restart_assoc(AssocId id) {
+    const AssocEntry* a = peers_.find_assoc(id);
+    const bool reported = a && a->end_reported;     // its end was told already
+    const bool identified = a && !a->links.empty(); // read now: the callbacks may move entries
+    const bool abort = s_.auth == AuthMode::packet;
+    const int told = end_assoc(id, abort, SCTPM_EV_ASSOC_LOST, ECONNRESET, [&](const Peer& p) {
+        return "peer " + std::to_string(p.id) + ": the peer restarted association " + std::to_string(id) +
+               ": messages in flight may be lost";
+    });
+    if (abort) {
+        if (told == 0 && !reported) // no live peer on it (none identified yet, or all failed)
+            report_peerless_end(id, SCTPM_EV_ASSOC_LOST, ECONNRESET, identified, "the peer restarted it; aborted");
+        return;
+    }
+    peers_.forget_assoc(id);
+    assoc_up(id);
 }
 
 void Transport::assoc_up(AssocId assoc) {

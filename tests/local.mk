@@ -29,7 +29,8 @@ check_PROGRAMS += tests/transport_tests
 tests_transport_tests_SOURCES = tests/integration/transport_pair.cpp tests/integration/held_bounds.cpp tests/integration/hello_auth.cpp \
 	tests/integration/progress_capi.cpp tests/integration/udp_port_range.cpp tests/integration/pair_harness.hpp \
 	tests/integration/packet_auth.cpp tests/integration/packet_auth_check.hpp \
-	tests/integration/raw_peer.hpp tests/integration/sack_per_read.cpp tests/wait_pair.hpp
+	tests/integration/raw_peer.hpp tests/integration/sack_per_read.cpp tests/integration/port_successor.cpp \
+	tests/wait_pair.hpp
 tests_transport_tests_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/transport_tests
 endif

@@ -1,0 +1,134 @@
+// A new process on the UDP port of one that has gone (the kernel gives a freed port out again: a
+// process spawned after another disconnected, or a rank started again after it died). Side a stays
+// up; side b starts two processes one after the other on one fixed port, each sending a message to
+// a and waiting for a's echo of it:
+// - the first one disconnects (both sides release their peers) and closes: it shuts its
+//   association down, so the second finds none left over at a;
+// - the first one dies without closing: a's stack still holds its association, and the second's
+//   INIT restarts it. a's peer for the dead process fails; the new process is served
+//   on the restarted association like on a new one, not aborted.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <cstring>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pair_harness.hpp"
+
+using namespace pair_test;
+
+namespace {
+
+enum class FirstEnds { disconnects, dies };
+
+uint16_t free_udp_port() {
+    for (uint32_t p = 21000 + static_cast<uint32_t>(getpid()) % 20000; p < 65000; ++p) {
+        int fd = socket(AF_INET, SOCK_DGRAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        a.sin_port = htons(static_cast<uint16_t>(p));
+        const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (ok)
+            return static_cast<uint16_t>(p);
+    }
+    return 0;
+}
+
+bool saw(const Side& s, sctpm_event_type type, sctpm_peer peer) {
+    for (const auto& e : s.events)
+        if (e.type == type && e.peer == peer)
+            return true;
+    return false;
+}
+
+// a: echoes each process's message to it; every hello is a new peer.
+void serve(Side& s, FirstEnds first) {
+    s.on_hello = [](Side& me, const std::string&, const char* card) { return sctpm_peer_add(me.t, card); };
+    for (size_t k = 0; k < 2; ++k) {
+        CHILD_CHECK(s.progress_until([&] { return s.completed > k; }), "no message from process %zu", k);
+        s.other = s.senders[k];
+        send_all(s, {s.messages[k]});
+        if (k == 0 && first == FirstEnds::disconnects)
+            sctpm_peer_release(s.t, s.other);
+    }
+    CHILD_CHECK(s.senders[0] != s.senders[1], "both processes were taken for one peer");
+    s.progress_until([] { return false; }, 0.5); // the second process's close
+    if (first == FirstEnds::disconnects) {
+        CHILD_CHECK(saw(s, SCTPM_EV_SHUTDOWN, -1), "the first process left its association open");
+        CHILD_CHECK(!s.failed_event(), "a failure event: %s", s.events.back().detail);
+    } else {
+        // It fails for the restart, or just before it, for a's echo that the dead process never
+        // acknowledged (the stack gives up what was in flight before it reports the restart).
+        const sctpm_event* e = s.failure_of(s.senders[0]);
+        CHILD_CHECK(e && ((e->type == SCTPM_EV_ASSOC_LOST && std::strstr(e->detail, "restarted")) ||
+                          e->type == SCTPM_EV_SEND_FAILED),
+                    "the dead process's peer did not fail for the restart");
+        CHILD_CHECK(!s.failure_of(s.senders[1]), "the new process's peer failed: %s", s.failure_of(s.senders[1])->detail);
+    }
+}
+
+// One process of b: sends message k to a and waits for its echo.
+void client(Side& s, uint32_t k, FirstEnds first) {
+    const std::string m = make_message(k, 1000);
+    send_all(s, {m});
+    CHILD_CHECK(s.progress_until([&] { return s.completed >= 1; }), "no echo for process %u", k);
+    CHILD_CHECK(s.messages[0] == m, "process %u: the echo differs from the message", k);
+    CHILD_CHECK(!s.failed_event(), "process %u: %s", k, s.events.back().detail);
+    if (k == 0 && first == FirstEnds::dies)
+        std::_Exit(0); // no close: nothing tells a
+    if (k == 0)
+        sctpm_peer_release(s.t, s.other);
+}
+
+// b: starts the two processes in turn on one port; each learns a's card through a pipe.
+void launch(int rd, int wr, FirstEnds first) {
+    uint32_t len = 0;
+    CHILD_CHECK(read(rd, &len, 4) == 4, "pipe read");
+    std::string a_card(len, '\0');
+    CHILD_CHECK(read(rd, a_card.data(), len) == ssize_t(len), "pipe read");
+    const uint32_t none = 0; // a learns each process's card from its hello
+    CHILD_CHECK(write(wr, &none, 4) == 4, "pipe write");
+    const std::string port = std::to_string(free_udp_port());
+    for (uint32_t k = 0; k < 2; ++k) {
+        int to_child[2], from_child[2];
+        CHILD_CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe");
+        CHILD_CHECK(write(to_child[1], &len, 4) == 4 && write(to_child[1], a_card.data(), len) == ssize_t(len),
+                    "pipe write");
+        std::fflush(nullptr);
+        const pid_t pid = fork();
+        if (pid == 0)
+            run_child([&](Side& s) { client(s, k, first); },
+                      [&](sctpm_config* cfg) { set(cfg, "udp_port", port.c_str()); }, from_child[1], to_child[0],
+                      true);
+        for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
+            close(fd);
+        int status = 0;
+        CHILD_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+        CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %u on port %s ended with status %d", k,
+                    port.c_str(), status);
+    }
+}
+
+PairExit run(FirstEnds first) {
+    return fork_pair([first](int rd, int wr) { run_child([first](Side& s) { serve(s, first); }, {}, wr, rd, false); },
+                     [first](int rd, int wr) { launch(rd, wr, first); }, 60);
+}
+
+} // namespace
+
+TEST(PortSuccessor, AProcessThatDisconnectedLeavesNoAssociationForTheNextOnItsPort) {
+    const PairExit r = run(FirstEnds::disconnects);
+    EXPECT_TRUE(r.ok()) << r.describe();
+}
+
+TEST(PortSuccessor, TheNextProcessOnADeadOnesPortIsServedOnTheRestartedAssociation) {
+    const PairExit r = run(FirstEnds::dies);
+    EXPECT_TRUE(r.ok()) << r.describe();
+}
