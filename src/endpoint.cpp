@@ -290,6 +290,7 @@ RecvResult Endpoint::recv(void* buf, size_t len) {
     }
     r.n = n;
     r.eor = flags & MSG_EOR;
+    r.cut = r.eor && (flags & MSG_TRUNC); // PD-API aborted: the notification after it says why
     r.notification = flags & MSG_NOTIFICATION;
     if (infotype == SCTP_RECVV_RCVINFO) {
         r.assoc = info.rcv_assoc_id;

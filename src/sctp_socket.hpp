@@ -21,6 +21,7 @@ using AssocId = uint32_t;
 struct RecvResult {
     long n = 0;             // bytes read, or -errno (-EWOULDBLOCK when empty)
     bool eor = false;       // the SCTP message (or notification) ended with this read
+    bool cut = false;       // ... and the stack cut it short: its association was aborted or restarted
     bool notification = false;
     AssocId assoc = 0;
     uint16_t stream = 0;

@@ -99,6 +99,10 @@ void Transport::start_data(const RecvResult& r) {
     cont_.stream = r.stream;
     AssocEntry& a = peers_.assoc(r.assoc);
     ++a.messages_read;
+    if (r.cut) { // the rest never comes; the notification that follows fails its peers
+        discard_rest(0);
+        return;
+    }
     if (a.ended || a.auth_mismatch) { // aborted or failing: its peers have been told; or auth_mode_matches
         discard_rest(r.eor ? 0 : kUntilEor);
         return;
@@ -366,6 +370,22 @@ bool Transport::continue_message() {
         RecvResult r = ep_->recv(dst, want);
         if (r.n == -EWOULDBLOCK)
             return false;
+        // The stack ended the message short: its association was aborted, or restarted by a new
+        // process at the sender's port. What came of it is dropped, and the notification, which
+        // comes at once or next, fails its peers. Not a protocol error of the sender's.
+        if (r.n >= 0 && r.notification) {
+            std::vector<uint8_t> note(dst, dst + r.n); // dst may be the receiver's buffer
+            while (!r.eor && (r = ep_->recv(rxbuf_.data(), rxbuf_.size())).n > 0)
+                note.insert(note.end(), rxbuf_.data(), rxbuf_.data() + r.n);
+            finish_fragment();
+            handle_notification(note.data(), note.size());
+            return true;
+        }
+        if (r.cut && r.n >= 0 && r.assoc == cont_.assoc) {
+            cont_.mode = ContMode::discard;
+            cont_.remaining = 0;
+            break;
+        }
         if (r.n <= 0 || r.notification || r.assoc != cont_.assoc) {
             // Cannot happen with fragment interleave 0; if it does, the stream is unusable.
             std::fprintf(stderr, "sctpm: internal error: read of a continued message returned %ld bytes from assoc %u (expected %u)\n",

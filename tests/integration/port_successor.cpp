@@ -6,7 +6,10 @@
 //   association down, so the second finds none left over at a;
 // - the first one dies without closing: a's stack still holds its association, and the second's
 //   INIT restarts it. a's peer for the dead process fails; the new process is served
-//   on the restarted association like on a new one, not aborted.
+//   on the restarted association like on a new one, not aborted;
+// - the first one dies in the middle of a large message that a has begun to read: the restart
+//   ends that message (usrsctp patch restart-ends-partial-delivery.patch), which otherwise
+//   blocked a's socket for good, and a drops it without calling it a protocol error.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -23,7 +26,18 @@ using namespace pair_test;
 
 namespace {
 
-enum class FirstEnds { disconnects, dies };
+enum class FirstEnds { disconnects, dies, dies_mid_message };
+constexpr size_t kLargeBytes = 64u << 20; // far more than a's receive window: it cannot all be sent
+
+// The large message goes in SCTP messages of 16 MiB, four times a's receive buffer, so a's
+// stack hands them to the reader before their end (partial delivery).
+void settings(sctpm_config* cfg, FirstEnds first) {
+    if (first != FirstEnds::dies_mid_message)
+        return;
+    set(cfg, "fragment_size", "16777216");
+    set(cfg, "sndbuf", "33554432");
+    set(cfg, "rcvbuf", "4194304");
+}
 
 uint16_t free_udp_port() {
     for (uint32_t p = 21000 + static_cast<uint32_t>(getpid()) % 20000; p < 65000; ++p) {
@@ -48,9 +62,29 @@ bool saw(const Side& s, sctpm_event_type type, sctpm_peer peer) {
     return false;
 }
 
+// a, when the first process dies mid-message: tells b once that message began, then serves the
+// second process.
+void serve_after_cut(Side& s, int tell_b) {
+    CHILD_CHECK(s.progress_until([&] { return !s.messages.empty(); }), "the first process's message did not begin");
+    CHILD_CHECK(write(tell_b, "x", 1) == 1, "pipe write");
+    CHILD_CHECK(s.progress_until([&] { return s.completed >= 1; }),
+                "no message from the second process (is the half-read one blocking the socket?)");
+    CHILD_CHECK(s.messages.size() == 2 && s.senders[0] != s.senders[1], "%zu messages", s.messages.size());
+    CHILD_CHECK(s.messages[1] == make_message(1, 1000), "the second process's message differs");
+    s.other = s.senders[1];
+    send_all(s, {s.messages[1]});
+    s.progress_until([] { return false; }, 0.5);
+    const sctpm_event* e = s.failure_of(s.senders[0]);
+    CHILD_CHECK(e && e->type == SCTPM_EV_ASSOC_LOST && std::strstr(e->detail, "restarted"),
+                "the dead process's peer did not fail for the restart");
+    CHILD_CHECK(!s.failure_of(s.senders[1]), "the new process's peer failed: %s", s.failure_of(s.senders[1])->detail);
+}
+
 // a: echoes each process's message to it; every hello is a new peer.
-void serve(Side& s, FirstEnds first) {
+void serve(Side& s, FirstEnds first, int tell_b) {
     s.on_hello = [](Side& me, const std::string&, const char* card) { return sctpm_peer_add(me.t, card); };
+    if (first == FirstEnds::dies_mid_message)
+        return serve_after_cut(s, tell_b);
     for (size_t k = 0; k < 2; ++k) {
         CHILD_CHECK(s.progress_until([&] { return s.completed > k; }), "no message from process %zu", k);
         s.other = s.senders[k];
@@ -76,7 +110,7 @@ void serve(Side& s, FirstEnds first) {
 
 // One process of b: sends message k to a and waits for its echo.
 void client(Side& s, uint32_t k, FirstEnds first) {
-    const std::string m = make_message(k, 1000);
+    const std::string m = make_message(k, k == 0 && first == FirstEnds::dies_mid_message ? kLargeBytes : 1000);
     send_all(s, {m});
     CHILD_CHECK(s.progress_until([&] { return s.completed >= 1; }), "no echo for process %u", k);
     CHILD_CHECK(s.messages[0] == m, "process %u: the echo differs from the message", k);
@@ -105,10 +139,21 @@ void launch(int rd, int wr, FirstEnds first) {
         const pid_t pid = fork();
         if (pid == 0)
             run_child([&](Side& s) { client(s, k, first); },
-                      [&](sctpm_config* cfg) { set(cfg, "udp_port", port.c_str()); }, from_child[1], to_child[0],
+                      [&](sctpm_config* cfg) {
+                          settings(cfg, first);
+                          set(cfg, "udp_port", port.c_str());
+                      },
+                      from_child[1], to_child[0],
                       true);
         for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
             close(fd);
+        if (k == 0 && first == FirstEnds::dies_mid_message) {
+            char c;
+            CHILD_CHECK(read(rd, &c, 1) == 1, "a did not say the message began");
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+            continue;
+        }
         int status = 0;
         CHILD_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
         CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %u on port %s ended with status %d", k,
@@ -117,8 +162,10 @@ void launch(int rd, int wr, FirstEnds first) {
 }
 
 PairExit run(FirstEnds first) {
-    return fork_pair([first](int rd, int wr) { run_child([first](Side& s) { serve(s, first); }, {}, wr, rd, false); },
-                     [first](int rd, int wr) { launch(rd, wr, first); }, 60);
+    auto stays = [first](int rd, int wr) {
+        run_child([=](Side& s) { serve(s, first, wr); }, [=](sctpm_config* c) { settings(c, first); }, wr, rd, false);
+    };
+    return fork_pair(stays, [first](int rd, int wr) { launch(rd, wr, first); }, 60);
 }
 
 } // namespace
@@ -130,5 +177,10 @@ TEST(PortSuccessor, AProcessThatDisconnectedLeavesNoAssociationForTheNextOnItsPo
 
 TEST(PortSuccessor, TheNextProcessOnADeadOnesPortIsServedOnTheRestartedAssociation) {
     const PairExit r = run(FirstEnds::dies);
+    EXPECT_TRUE(r.ok()) << r.describe();
+}
+
+TEST(PortSuccessor, AMessageCutShortByTheRestartIsDroppedAndTheSocketReadsOn) {
+    const PairExit r = run(FirstEnds::dies_mid_message);
     EXPECT_TRUE(r.ok()) << r.describe();
 }
