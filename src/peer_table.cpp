@@ -31,14 +31,6 @@ void PeerTable::forget_assoc(AssocId id) {
     assocs_.erase(it);
 }
 
-std::set<AssocId> PeerTable::open_assocs() const {
-    std::set<AssocId> open;
-    for (const auto& [id, a] : assocs_)
-        if (!a.ended)
-            open.insert(id);
-    return open;
-}
-
 std::vector<sctpm_peer> AssocEntry::peers() const {
     std::vector<sctpm_peer> out;
     for (const auto& [byte, id] : links)

@@ -173,7 +173,6 @@ public:
         return it == assocs_.end() ? nullptr : &it->second;
     }
     void forget_assoc(AssocId id); // its linked peers keep its SCTP-AUTH state (auth_at_end)
-    std::set<AssocId> open_assocs() const; // the associations not ended
     uint64_t pending_bytes() const;    // every association's pending_bytes
     uint64_t held_bytes() const;       // every peer's held_bytes
     // The association of a live peer other than `except` with this card (the same remote endpoint),

@@ -323,11 +323,13 @@ void Transport::shutdown(int timeout_ms) {
     while (sends_pending() && left_us() > 0)
         progress(std::min<int64_t>(left_us(), 10000));
     // Graceful SHUTDOWN delivers whatever the stack still holds before the association ends.
-    // Several peers may share one association: shut each down once. Also those whose peers were
-    // all released (after MPI_Comm_disconnect): left open, the remote would keep it until its
-    // heartbeats failed, and a process that got our UDP port meanwhile would find it (a restart).
+    // Several peers may share one association: shut each down once. Not those whose peers were
+    // all released (MPI_Comm_disconnect, and CH3's VCs at MPI_Finalize): shutting those down let
+    // a rank's association end before its peer's MPI_Finalize printed the path report. The remote
+    // keeps them until its heartbeats fail; a process that gets our UDP port meanwhile restarts
+    // one, and is served on it (restart_assoc).
     auto open_assocs = [this] {
-        std::set<AssocId> open = peers_.open_assocs();
+        std::set<AssocId> open;
         for (size_t i = 0; i < peers_.size(); ++i) {
             const Peer* p = peers_.get(static_cast<sctpm_peer>(i));
             if (p->assoc && p->state != Peer::State::failed)

@@ -637,8 +637,7 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
 // new process, so what was on it is lost: its peers fail. The new process then says hello on it as
 // on a new association. With auth=packet the stack keeps the SCTP-AUTH keys of the old links, which
 // the new process does not know: the association is aborted instead (the new process's peers on it
-// fail too). A process that finalizes shuts its associations down (shutdown()), so only a process
-// that died leaves one for a restart to find.
+// fail too).
 void Transport::restart_assoc(AssocId id) {
     const AssocEntry* a = peers_.find_assoc(id);
     const bool reported = a && a->end_reported;     // its end was told already
