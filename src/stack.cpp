@@ -59,32 +59,6 @@ bool udp_port_free(uint16_t port) {
     return free;
 }
 
-// Ask the kernel for a free UDP port (bind to port 0 and read it back), then check that both
-// families can have it (usrsctp binds both). The sockets are closed before usrsctp_init binds
-// the port: start_stack holds PortChoiceLock meanwhile, and verifies the bind afterwards.
-uint16_t probe_free_udp_port() {
-    for (int attempt = 0; attempt < 32; ++attempt) {
-        int fd4 = socket(AF_INET, SOCK_DGRAM, 0);
-        if (fd4 < 0)
-            throw Error("cannot create a UDP socket to probe for a free port: " + errno_text(errno));
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_ANY);
-        socklen_t len = sizeof a;
-        if (bind(fd4, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-            getsockname(fd4, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-            int e = errno;
-            close(fd4);
-            throw Error("cannot bind a UDP socket to probe for a free port: " + errno_text(e));
-        }
-        close(fd4);
-        const uint16_t port = ntohs(a.sin_port);
-        if (udp_port_free(port))
-            return port;
-    }
-    throw Error("no UDP port is free on both IPv4 and IPv6 after 32 probes");
-}
-
 // Processes of one user on one host that start together (the ranks of a job) choose their ports
 // in turn: each holds this lock from its probe until usrsctp has bound the port it chose. Without
 // it two of them could choose the same port, a range's first free one or a port the kernel handed
@@ -182,6 +156,32 @@ bool set_dont_fragment(const int* fds, int n) {
 }
 
 } // namespace
+
+// Ask the kernel for a free UDP port (bind to port 0 and read it back), then check that both
+// families can have it (usrsctp binds both). The sockets are closed before usrsctp_init binds
+// the port: start_stack holds PortChoiceLock meanwhile, and verifies the bind afterwards.
+uint16_t probe_free_udp_port() {
+    for (int attempt = 0; attempt < 32; ++attempt) {
+        int fd4 = socket(AF_INET, SOCK_DGRAM, 0);
+        if (fd4 < 0)
+            throw Error("cannot create a UDP socket to probe for a free port: " + errno_text(errno));
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        socklen_t len = sizeof a;
+        if (bind(fd4, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            getsockname(fd4, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+            int e = errno;
+            close(fd4);
+            throw Error("cannot bind a UDP socket to probe for a free port: " + errno_text(e));
+        }
+        close(fd4);
+        const uint16_t port = ntohs(a.sin_port);
+        if (udp_port_free(port))
+            return port;
+    }
+    throw Error("no UDP port is free on both IPv4 and IPv6 after 32 probes");
+}
 
 void apply_stack_sysctls(const Settings& s) {
     // CMT: the global switch must be on before the per-socket option is accepted.

@@ -16,6 +16,9 @@ struct StackInfo {
 // Initialise usrsctp (first call) and return the port; later calls return the same info and
 // ignore the settings. Throws Error if no port could be bound, naming the port and the reason.
 StackInfo start_stack(const Settings& s);
+// A UDP port that is free now on IPv4 and IPv6, as udp_port 0 chooses it (used by start_stack;
+// exposed for tests that start processes on one port in turn).
+uint16_t probe_free_udp_port();
 
 // The stack's IPv4 UDP socket read on the calling thread (usrsctp_udp_input, our usrsctp patch
 // udp-thread-yields-to-caller-input): inputs up to max_reads reads without blocking and keeps

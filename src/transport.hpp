@@ -146,6 +146,7 @@ private:
     // An association's frames waiting for a hello: all dropped, or one link's taken out.
     static void drop_pending(AssocEntry& a);
     static AssocEntry::Held take_pending(AssocEntry& a, uint8_t link_byte);
+    void take_notification(const uint8_t* first, RecvResult r);
     void handle_notification(const uint8_t* data, size_t len);
     void handle_assoc_change(const sctp_assoc_change& c, size_t len);
     void handle_path_change(const sctp_paddr_change& c);

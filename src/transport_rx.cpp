@@ -67,19 +67,22 @@ bool Transport::read_one() {
     if (r.n == -EWOULDBLOCK || r.n < 0)
         return false;
     if (r.notification) {
-        // Notifications are small, but SEND_FAILED carries the undelivered data: keep the head.
-        size_t kept = static_cast<size_t>(r.n);
-        std::vector<uint8_t> note(rxbuf_.begin(), rxbuf_.begin() + kept);
-        while (!r.eor) {
-            r = ep_->recv(rxbuf_.data(), rxbuf_.size());
-            if (r.n <= 0)
-                break;
-        }
-        handle_notification(note.data(), note.size());
+        take_notification(rxbuf_.data(), r);
         return true;
     }
     start_data(r);
     return true;
+}
+
+// A notification whose first read put r.n bytes at `first`: read the rest of it and handle it.
+// Notifications are small, but SEND_FAILED carries the undelivered data: only a head of up to
+// rxbuf_'s size is kept.
+void Transport::take_notification(const uint8_t* first, RecvResult r) {
+    std::vector<uint8_t> note(first, first + r.n);
+    while (!r.eor && (r = ep_->recv(rxbuf_.data(), rxbuf_.size())).n > 0)
+        if (note.size() < rxbuf_.size())
+            note.insert(note.end(), rxbuf_.data(), rxbuf_.data() + std::min(size_t(r.n), rxbuf_.size() - note.size()));
+    handle_notification(note.data(), note.size());
 }
 
 void Transport::start_data(const RecvResult& r) {
@@ -373,15 +376,12 @@ bool Transport::continue_message() {
         // The stack ended the message short: its association was aborted, or restarted by a new
         // process at the sender's port. What came of it is dropped, and the notification, which
         // comes at once or next, fails its peers. Not a protocol error of the sender's.
-        if (r.n >= 0 && r.notification) {
-            std::vector<uint8_t> note(dst, dst + r.n); // dst may be the receiver's buffer
-            while (!r.eor && (r = ep_->recv(rxbuf_.data(), rxbuf_.size())).n > 0)
-                note.insert(note.end(), rxbuf_.data(), rxbuf_.data() + r.n);
+        if (r.notification) { // read into dst, which may be the receiver's buffer
             finish_fragment();
-            handle_notification(note.data(), note.size());
+            take_notification(dst, r);
             return true;
         }
-        if (r.cut && r.n >= 0 && r.assoc == cont_.assoc) {
+        if (r.cut && r.assoc == cont_.assoc) {
             cont_.mode = ContMode::discard;
             cont_.remaining = 0;
             break;

@@ -12,15 +12,13 @@
 //   blocked a's socket for good, and a drops it without calling it a protocol error.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <cstring>
-#include <netinet/in.h>
 #include <string>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "pair_harness.hpp"
+#include "stack.hpp"
 
 using namespace pair_test;
 
@@ -37,22 +35,6 @@ void settings(sctpm_config* cfg, FirstEnds first) {
     set(cfg, "fragment_size", "16777216");
     set(cfg, "sndbuf", "33554432");
     set(cfg, "rcvbuf", "4194304");
-}
-
-uint16_t free_udp_port() {
-    for (uint32_t p = 21000 + static_cast<uint32_t>(getpid()) % 20000; p < 65000; ++p) {
-        int fd = socket(AF_INET, SOCK_DGRAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_ANY);
-        a.sin_port = htons(static_cast<uint16_t>(p));
-        const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-        if (fd >= 0)
-            close(fd);
-        if (ok)
-            return static_cast<uint16_t>(p);
-    }
-    return 0;
 }
 
 // a, when the first process dies mid-message: tells b once that message began, then serves the
@@ -128,7 +110,7 @@ void launch(int rd, int wr, FirstEnds first) {
     CHILD_CHECK(read(rd, a_card.data(), len) == ssize_t(len), "pipe read");
     const uint32_t none = 0; // a learns each process's card from its hello
     CHILD_CHECK(write(wr, &none, 4) == 4, "pipe write");
-    const std::string port = std::to_string(free_udp_port());
+    const std::string port = std::to_string(sctpm::probe_free_udp_port());
     for (uint32_t k = 0; k < 2; ++k) {
         int to_child[2], from_child[2];
         CHILD_CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe");
