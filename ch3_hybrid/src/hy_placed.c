@@ -319,6 +319,7 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
     }
     MPIDI_CH3I_Target_event_begin();     /* CH3's PUT handler may release a lock */
     MPIDI_CH3I_Raise_error(placed(vc, &pkt, NULL, &buflen, &rreq));
+    MPIDI_CH3I_Target_packet_done(vc, &pkt, NULL);      /* as a PUT now, its data placed */
     MPIDI_CH3I_Target_event_end(vc);
 }
 

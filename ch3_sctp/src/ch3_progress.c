@@ -108,6 +108,22 @@ static int64_t monotonic_us(void)
     return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* What a dead rank sent before it died and has arrived is delivered before its VC fails (a
+ * message sent just before _exit would otherwise race hydra's notice): one round of the
+ * transport that does not block, unless another thread is inside it. Its errors stay pending
+ * for the progress call that follows. */
+static void drain_before_deaths(void)
+{
+#ifdef MPICH_IS_THREADED
+    if (MPIDI_CH3I_progress_blocked == TRUE)
+        return;
+#endif
+    MPIDI_CH3I_Rma_target_safe(1);
+    if (sctpm_progress(MPIDI_CH3I_sctp, 0) < 0)
+        MPIDI_CH3I_Raise_error(transport_failed());
+    MPIDI_CH3I_Rma_target_safe(0);
+}
+
 /* Reads the list when a notice came, and again while rechecks are due. A list that cannot be read
  * (a process manager without one) is named once; it does not fail the MPI call that polled. */
 static void check_dead_procs(void)
@@ -126,6 +142,7 @@ static void check_dead_procs(void)
     }
     dead_rechecks_left--;
     dead_next_check_us = monotonic_us() + DEAD_RECHECK_US;
+    drain_before_deaths();
     mpi_errno = MPIDI_CH3I_Pm_lists_dead_procs() ? MPIDI_CH3U_Check_for_failed_procs()
         : MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                MPI_ERR_OTHER, "**pmi_kvs_get", NULL);

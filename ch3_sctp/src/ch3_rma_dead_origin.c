@@ -31,9 +31,17 @@
  * Fence: a fence past its reduce-scatter waits for the origins that target this window, and
  * which of them the dead one was, and whether its last operation came, is unknown. A fence epoch
  * waiting for any completion fails as an exposure epoch does.
- * Not covered (README, "When a peer dies"): an exposure epoch posted with MPI_MODE_NOCHECK (no
- * post messages: which origins it waits for is unknown); the epoch's error reaching another
- * call than MPI_Win_wait when that call's progress saw the loss; counter increments of GET-like
+ * An exposure epoch posted with MPI_MODE_NOCHECK sends no post messages, so which origins it
+ * waits for is unknown. The record opens such an epoch ("unposted") when it sees the window
+ * exposed without posts, or the counter rise between events (MPI_Win_post of the next epoch). A
+ * window member that dies before its completion came fails it, as a fence: it may have been one
+ * of them, if the epoch opened before the loss was reported (a later one is left alone, even
+ * if the loss is handled during it). Its share of the counter is taken back only if it is known
+ * to be a member (it sent this epoch an RMA packet); else the counter keeps it, and a later
+ * exposure epoch of the window would wait for it.
+ *
+ * Not covered (README, "When a peer dies"): the epoch's error reaching another call than
+ * MPI_Win_wait when that call's progress saw the loss; counter increments of GET-like
  * operations from the dead origin whose response could not be sent (MPI_Win_free at this rank
  * then waits for them). */
 #include "mpidi_ch3_impl.h"
@@ -56,9 +64,13 @@ typedef struct target_rec {
     /* PSCW, per rank of the window's communicator, for the open exposure epoch */
     int size;
     char *posted, *completed;
+    char *accessed;             /* sent an RMA packet for this window in the epoch */
     int *net;                   /* change of at_completion_counter in the rank's events */
     int epoch_open;
+    int unposted;               /* the open epoch sent no post messages (MPI_MODE_NOCHECK) */
     int counter_before;         /* at_completion_counter when the current event began */
+    int counter_after;          /* ... when the last event ended, or the epoch opened */
+    unsigned opened_after;      /* the number of losses reported when the epoch opened */
     struct target_rec *next;
 } target_rec;
 
@@ -72,7 +84,9 @@ static int at_rest;
 static struct {
     MPIDI_VC_t *vc;
     int mpi_errno;
+    unsigned seq;               /* its number among the losses reported */
 } *lost_pending;
+static unsigned losses_reported;
 static int n_lost_pending, cap_lost_pending;
 
 static int grow(void **array, int *cap, int need, size_t elem)
@@ -255,6 +269,7 @@ void MPIDI_CH3I_Rma_target_win_free(MPIR_Win * win_ptr)
             MPL_free(r->queue);
             MPL_free(r->posted);
             MPL_free(r->completed);
+            MPL_free(r->accessed);
             MPL_free(r->net);
             MPL_free(r);
             return;
@@ -272,22 +287,42 @@ static int epoch_waits_for(target_rec * r, int rank)
     return r->posted[rank] && !r->completed[rank] && r->net[rank] > -1;
 }
 
+/* The per-rank arrays sized for the window's communicator; 0 if memory ran out. */
+static int sized(target_rec * r)
+{
+    int size = r->win->comm_ptr->local_size;
+    if (size == r->size)
+        return 1;
+    MPL_free(r->posted);
+    MPL_free(r->completed);
+    MPL_free(r->accessed);
+    MPL_free(r->net);
+    r->posted = MPL_calloc(size, 1, MPL_MEM_RMA);
+    r->completed = MPL_calloc(size, 1, MPL_MEM_RMA);
+    r->accessed = MPL_calloc(size, 1, MPL_MEM_RMA);
+    r->net = MPL_calloc(size, sizeof(int), MPL_MEM_RMA);
+    r->size = (r->posted && r->completed && r->accessed && r->net) ? size : 0;
+    r->epoch_open = 0;
+    return r->size != 0;
+}
+
+static void open_epoch(target_rec * r, int unposted)
+{
+    memset(r->posted, 0, r->size);
+    memset(r->completed, 0, r->size);
+    memset(r->accessed, 0, r->size);
+    memset(r->net, 0, r->size * sizeof(int));
+    r->epoch_open = 1;
+    r->unposted = unposted;
+    r->counter_after = r->win->at_completion_counter;
+    r->opened_after = losses_reported;
+}
+
 /* A post message of window r's exposure epoch goes to rank. */
 static void posted_to(target_rec * r, int rank)
 {
-    int size = r->win->comm_ptr->local_size;
-    if (size != r->size) {
-        MPL_free(r->posted);
-        MPL_free(r->completed);
-        MPL_free(r->net);
-        r->posted = MPL_calloc(size, 1, MPL_MEM_RMA);
-        r->completed = MPL_calloc(size, 1, MPL_MEM_RMA);
-        r->net = MPL_calloc(size, sizeof(int), MPL_MEM_RMA);
-        r->size = (r->posted && r->completed && r->net) ? size : 0;
-        r->epoch_open = 0;
-        if (!r->size)
-            return;
-    }
+    if (!sized(r))
+        return;
     if (r->epoch_open) {
         /* An epoch whose posts all completed has ended (MPI_Win_wait); this post opens the
          * next. Within one epoch MPI_Win_post sends every post before it waits for anything. */
@@ -297,13 +332,19 @@ static void posted_to(target_rec * r, int rank)
         if (!waiting || r->posted[rank])
             r->epoch_open = 0;
     }
-    if (!r->epoch_open) {
-        memset(r->posted, 0, r->size);
-        memset(r->completed, 0, r->size);
-        memset(r->net, 0, r->size * sizeof(int));
-        r->epoch_open = 1;
-    }
+    if (!r->epoch_open)
+        open_epoch(r, 0);
     r->posted[rank] = 1;
+}
+
+/* Between events only this process changes the counter: MPI_Win_post raises it, its own
+ * completions lower it. An exposure without posts, or a rise, is an unposted epoch opening. */
+static void notice_unposted_epoch(target_rec * r)
+{
+    if (r->win->states.exposure_state != MPIDI_RMA_PSCW_EXPO)
+        return;
+    if ((!r->epoch_open || r->win->at_completion_counter > r->counter_after) && sized(r))
+        open_epoch(r, 1);
 }
 
 void MPIDI_CH3I_Target_sending(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
@@ -336,12 +377,14 @@ void MPIDI_CH3I_Target_packet_done(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt,
                                    const MPIR_Request * rreq)
 {
     MPI_Win handle;
-    int flags;
-    if (!records || rreq)       /* data still to come: see MPIDI_CH3I_Target_data_done */
+    target_rec *r;
+    int flags, rank;
+    if (!records || (flags = rma_flags(pkt, &handle)) < 0)
         return;
-    flags = rma_flags(pkt, &handle);
-    if (flags >= 0 && (flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER))
-        completion_from(vc, handle);
+    if ((r = record_of(handle)) && r->epoch_open && (rank = rank_in(r, vc)) >= 0)
+        r->accessed[rank] = 1;  /* it accesses the window in this epoch: a member of it */
+    if (!rreq && (flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER))
+        completion_from(vc, handle);    /* else when its data is done (Target_data_done) */
 }
 
 void MPIDI_CH3I_Target_data_done(MPIDI_VC_t * vc, MPI_Win handle, int pkt_flags)
@@ -356,11 +399,12 @@ void MPIDI_CH3I_Target_event_begin(void)
         return;
     for (target_rec * r = records; r; r = r->next) {
         reconcile(r, self_vc(r->win));  /* what this process did since the last event */
+        notice_unposted_epoch(r);
         r->counter_before = r->win->at_completion_counter;
     }
 }
 
-static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed);
+static void origin_lost(MPIDI_VC_t * vc, unsigned seq, int *epoch_failed);
 
 /* The origins lost since CH3 was last at rest; a failed exposure epoch raises the peer's error,
  * which the progress call returns. */
@@ -369,7 +413,7 @@ static void handle_lost(void)
     while (n_lost_pending > 0) {
         int failed = 0;
         n_lost_pending--;
-        origin_lost(lost_pending[n_lost_pending].vc, &failed);
+        origin_lost(lost_pending[n_lost_pending].vc, lost_pending[n_lost_pending].seq, &failed);
         if (failed) {
             MPIDI_CH3I_Raise_error(lost_pending[n_lost_pending].mpi_errno);
             MPIDI_CH3_Progress_signal_completion();
@@ -395,6 +439,7 @@ void MPIDI_CH3I_Target_event_end(MPIDI_VC_t * vc)
             r->epoch_open = 0;
         if (r->epoch_open && (rank = rank_in(r, vc)) >= 0)
             r->net[rank] += r->win->at_completion_counter - r->counter_before;
+        r->counter_after = r->win->at_completion_counter;
     }
     if (at_rest)
         handle_lost();
@@ -413,7 +458,7 @@ static const char *lock_name(int type)
     return type == MPI_LOCK_EXCLUSIVE ? "an exclusive" : "a shared";
 }
 
-static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed)
+static void origin_lost(MPIDI_VC_t * vc, unsigned seq, int *epoch_failed)
 {
     for (target_rec * r = records; r; r = r->next) {
         MPIR_Win *w = r->win;
@@ -468,8 +513,26 @@ static void origin_lost(MPIDI_VC_t * vc, int *epoch_failed)
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "a fence epoch ends in error: lost rank %d "
                               "may owe it an operation", vc->pg_rank);
         }
-        /* An exposure epoch that posted to it. */
-        if (r->epoch_open && w->states.exposure_state == MPIDI_RMA_PSCW_EXPO &&
+        /* An exposure epoch that posted to it, or one without posts, opened before the loss
+         * was reported, that it may owe a completion (a member can be told only by the packets
+         * it sent). */
+        notice_unposted_epoch(r);
+        if (r->epoch_open && r->unposted && r->opened_after < seq &&
+            w->states.exposure_state == MPIDI_RMA_PSCW_EXPO &&
+            w->at_completion_counter > 0 && rank < r->size && !r->completed[rank] &&
+            r->net[rank] > -1) {
+            if (r->accessed[rank]) {
+                int owed = 1 + r->net[rank];
+                w->at_completion_counter -= MPL_MIN(owed, w->at_completion_counter);
+            }
+            w->states.exposure_state = MPIDI_RMA_NONE;
+            r->epoch_open = 0;
+            *epoch_failed = 1;
+            MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "an exposure epoch (MPI_Win_post, "
+                              "MPI_MODE_NOCHECK) ends in error: lost rank %d %s", vc->pg_rank,
+                              r->accessed[rank] ? "did not complete it" : "may have owed it a completion");
+        }
+        if (r->epoch_open && !r->unposted && w->states.exposure_state == MPIDI_RMA_PSCW_EXPO &&
             rank < r->size && r->posted[rank]) {
             int owed = 1 + r->net[rank];        /* decrements it will never make */
             int came = r->completed[rank] || r->net[rank] <= -1;
@@ -496,14 +559,21 @@ int MPIDI_CH3I_Rma_origin_lost(MPIDI_VC_t * vc, int mpi_errno)
     int failed = 0;
     if (!records)
         return 0;
+    /* Epochs without posts that opened by now are the ones the loss may fail, even if it is
+     * handled later. Inside an event they were noticed when it began. */
+    if (event_depth == 0)
+        for (target_rec * r = records; r; r = r->next)
+            notice_unposted_epoch(r);
+    losses_reported++;
     if (event_depth > 0 || !at_rest) {  /* inside CH3: where it is at rest again */
         if (grow((void **) &lost_pending, &cap_lost_pending, n_lost_pending + 1,
                  sizeof(*lost_pending)) == 0) {
             lost_pending[n_lost_pending].vc = vc;
-            lost_pending[n_lost_pending++].mpi_errno = mpi_errno;
+            lost_pending[n_lost_pending].mpi_errno = mpi_errno;
+            lost_pending[n_lost_pending++].seq = losses_reported;
         }
         return 0;
     }
-    origin_lost(vc, &failed);
+    origin_lost(vc, losses_reported, &failed);
     return failed;
 }

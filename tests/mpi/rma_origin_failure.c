@@ -21,6 +21,11 @@
  *   pscw-done  the same, but D completes (its last operation a get, so that its completion has
  *              arrived when MPI_Win_complete returns) before it dies, while B has not yet: T's
  *              MPI_Win_wait must succeed.
+ *   pscw-nocheck, pscw-nocheck-done
+ *              the same two with MPI_MODE_NOCHECK on both sides (T tells the origins that it
+ *              posted by a message): no post messages tell the target whom it waits for.
+ *   After each PSCW scenario T opens one more exposure epoch, for B alone, which must end with
+ *   B's data: the dead origin's share of the completion counter must be gone.
  *   fence      every rank opens a fence epoch and puts to T; D dies before the closing fence,
  *              which must return an error at T and B. Passes on MPICH 4.0.2; not in run-tests,
  *              because on 5.0.1 the fence's reduce-scatter ends B's process instead (README,
@@ -303,7 +308,38 @@ static void scenario_queued(MPI_Win win, unsigned char *base, unsigned char *src
     }
 }
 
-static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, int d_completes)
+/* The PSCW epoch after the scenario, between T and B alone. */
+static void pscw_after(MPI_Win win, unsigned char *base, unsigned char *src, MPI_Group world, int assert)
+{
+    MPI_Group origin, target;
+    int o[1] = {B}, t[1] = {T};
+    MPI_Group_incl(world, 1, o, &origin);
+    MPI_Group_incl(world, 1, t, &target);
+    if (rank == T) {
+        int rc = GUARDED(MPI_Win_post(origin, assert, win), "MPI_Win_post(after)");
+        check(rc, "MPI_Win_post of the epoch after the failed one");
+        send_to(B, 1);
+        rc = GUARDED(MPI_Win_wait(win), "MPI_Win_wait(after)");
+        check(rc, "MPI_Win_wait of the epoch after the failed one");
+        if (rc == MPI_SUCCESS && !same(base + BLOCK, 3))
+            fail("the epoch after the failed one did not bring the bystander's data", MPI_SUCCESS);
+        else if (rc == MPI_SUCCESS)
+            printf("rma_origin_failure: the next exposure epoch ended with the bystander's data\n");
+    } else if (rank == B) {
+        fill(src, 3);
+        recv_from(T);
+        int rc = GUARDED(MPI_Win_start(target, assert, win), "MPI_Win_start(after)");
+        if (rc == MPI_SUCCESS)
+            rc = put_block(win, src, BLOCK);
+        if (rc == MPI_SUCCESS)
+            rc = GUARDED(MPI_Win_complete(win), "MPI_Win_complete(after)");
+        check(rc, "the bystander's access epoch after the failed one");
+    }
+    MPI_Group_free(&origin);
+    MPI_Group_free(&target);
+}
+
+static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, int d_completes, int assert)
 {
     MPI_Group world, origins, target;
     int o[2] = {D, B}, t[1] = {T};
@@ -311,8 +347,12 @@ static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, 
     MPI_Group_incl(world, 2, o, &origins);
     MPI_Group_incl(world, 1, t, &target);
     if (rank == T) {
-        int rc = GUARDED(MPI_Win_post(origins, 0, win), "MPI_Win_post");
+        int rc = GUARDED(MPI_Win_post(origins, assert, win), "MPI_Win_post");
         check(rc, "MPI_Win_post");
+        if (assert & MPI_MODE_NOCHECK) { /* what the post messages would have said */
+            send_to(D, 1);
+            send_to(B, 1);
+        }
         rc = GUARDED(MPI_Win_wait(win), "MPI_Win_wait");
         if (d_completes) {
             printf("rma_origin_failure: MPI_Win_wait returned %s\n", rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
@@ -338,7 +378,9 @@ static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, 
             printf("rma_origin_failure: the target holds the bystander's data\n");
     } else if (rank == D) {
         fill(src, 1);
-        int rc = MPI_Win_start(target, 0, win);
+        if (assert & MPI_MODE_NOCHECK)
+            recv_from(T);
+        int rc = MPI_Win_start(target, assert, win);
         if (rc == MPI_SUCCESS)
             rc = MPI_Put(src, BLOCK, MPI_BYTE, T, 0, BLOCK, MPI_BYTE, win);
         if (d_completes) {
@@ -357,7 +399,9 @@ static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, 
         _exit(3);
     } else {
         fill(src, 2);
-        int rc = GUARDED(MPI_Win_start(target, 0, win), "MPI_Win_start");
+        if (assert & MPI_MODE_NOCHECK)
+            recv_from(T);
+        int rc = GUARDED(MPI_Win_start(target, assert, win), "MPI_Win_start");
         if (rc == MPI_SUCCESS)
             rc = put_block(win, src, BLOCK);
         recv_from(D);
@@ -369,6 +413,7 @@ static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, 
         check_rdma();
         send_to(T, failures);
     }
+    pscw_after(win, base, src, world, assert);
     MPI_Group_free(&origins);
     MPI_Group_free(&target);
     MPI_Group_free(&world);
@@ -493,15 +538,19 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "queued"))
         scenario_queued(win, base, src);
     else if (!strcmp(scenario, "pscw"))
-        scenario_pscw(win, base, src, 0);
+        scenario_pscw(win, base, src, 0, 0);
     else if (!strcmp(scenario, "pscw-done"))
-        scenario_pscw(win, base, src, 1);
+        scenario_pscw(win, base, src, 1, 0);
+    else if (!strcmp(scenario, "pscw-nocheck"))
+        scenario_pscw(win, base, src, 0, MPI_MODE_NOCHECK);
+    else if (!strcmp(scenario, "pscw-nocheck-done"))
+        scenario_pscw(win, base, src, 1, MPI_MODE_NOCHECK);
     else if (!strcmp(scenario, "fence"))
         scenario_fence(win, src);
     else if (!strcmp(scenario, "fence-late"))
         scenario_fence_late();
     else if (rank == T)
-        fail("unknown scenario (exclusive, shared, queued, pscw, pscw-done, fence, fence-late)", MPI_SUCCESS);
+        fail("unknown scenario (exclusive, shared, queued, pscw, pscw-done, pscw-nocheck, pscw-nocheck-done, fence, fence-late)", MPI_SUCCESS);
 
     if (rank == T) {
         printf(failures ? "rma_origin_failure: FAIL (%d)\n" : "rma_origin_failure: OK\n", failures);
