@@ -6,9 +6,8 @@
  * Ranks: 0 puts to 1 by RDMA (thresholds of 1 byte); MPICH_HYBRID_TEST_BREAK_QP_AFTER breaks the
  * queue pair under those puts and MPICH_HYBRID_TEST_IGNORE_QP_SYNC makes rank 1 leave the
  * question unanswered while it waits in MPI_Recv for a message that never comes. Rank 1's receive
- * must then fail too (rank 0 ended their association). The epochs are MPI_Win_lock_all with
- * MPI_MODE_NOCHECK: lock_all's lock requests to a lost peer are a hang of their own, not covered
- * yet (README, "When a peer dies"). Each wait is bounded by alarm(limit):
+ * must then fail too (rank 0 ended their association). The epochs are MPI_Win_lock_all's. Each
+ * wait is bounded by alarm(limit):
  * a hang prints "FAIL: hang". Rank 0 prints "qp_sync_timeout: OK" or a FAIL line.
  *
  *   mpiexec -disable-auto-cleanup -n 2 -genv MPIR_CVAR_CH3_HYBRID_CONNECT all -genv MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD 1 \
