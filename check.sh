@@ -57,7 +57,7 @@ no_sanitizer_reports() {
 # or broken invariant) fails the step; its input is kept in build/fuzz/findings/<target>/, to be
 # fixed and committed to the seed corpus as a regression case. Longer runs: README, Fuzzing.
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-FUZZ_TARGETS="frame_fuzz card_fuzz hello_fuzz hy_identity_fuzz iwarp_segment_fuzz transport_rx_fuzz iwarp_qp_fuzz"
+FUZZ_TARGETS="frame_fuzz card_fuzz hello_fuzz hy_identity_fuzz hy_header_fuzz iwarp_segment_fuzz transport_rx_fuzz iwarp_qp_fuzz"
 step_fuzz() {
     run_logged make -C build -j"$JOBS" fuzz fuzz-iwarp
     # shellcheck disable=SC2086 # the list splits into its targets

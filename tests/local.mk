@@ -52,6 +52,9 @@ fuzz/card_fuzz: $(top_srcdir)/tests/fuzz/card_fuzz.cpp $(top_srcdir)/src/card.cp
 fuzz/hy_identity_fuzz: $(top_srcdir)/tests/fuzz/hy_identity_fuzz.cpp $(top_srcdir)/ch3_hybrid/include/hy_proto.h
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(top_srcdir)/ch3_hybrid/include -o $@ $(top_srcdir)/tests/fuzz/hy_identity_fuzz.cpp
+fuzz/hy_header_fuzz: $(top_srcdir)/tests/fuzz/hy_header_fuzz.cpp $(top_srcdir)/ch3_hybrid/include/hy_order.h
+	@mkdir -p fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(top_srcdir)/ch3_hybrid/include -o $@ $(top_srcdir)/tests/fuzz/hy_header_fuzz.cpp
 fuzz/hello_fuzz: $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello_auth.cpp $(top_srcdir)/src/hello_auth.hpp \
 		$(top_srcdir)/src/hmac_sha256.cpp
 	@mkdir -p fuzz
@@ -76,7 +79,7 @@ fuzz/transport_rx_fuzz: $(TRANSPORT_FUZZ_FILES) $(top_srcdir)/src/transport.hpp 
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fno-sanitize-recover=undefined $(CPPFLAGS) -o $@ $(TRANSPORT_FUZZ_FILES) \
 		$(LDFLAGS) $(USRSCTP_LIBS) -pthread
-fuzz: fuzz/frame_fuzz fuzz/card_fuzz fuzz/hy_identity_fuzz fuzz/hello_fuzz fuzz/transport_rx_fuzz
+fuzz: fuzz/frame_fuzz fuzz/card_fuzz fuzz/hy_identity_fuzz fuzz/hy_header_fuzz fuzz/hello_fuzz fuzz/transport_rx_fuzz
 .PHONY: fuzz
-EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp tests/fuzz/hy_identity_fuzz.cpp tests/fuzz/hello_fuzz.cpp \
+EXTRA_DIST += tests/fuzz/frame_fuzz.cpp tests/fuzz/card_fuzz.cpp tests/fuzz/hy_identity_fuzz.cpp tests/fuzz/hy_header_fuzz.cpp tests/fuzz/hello_fuzz.cpp \
 	tests/fuzz/transport_rx_fuzz.cpp tests/fuzz/gen_transport_rx_corpus.py

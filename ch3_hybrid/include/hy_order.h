@@ -68,6 +68,32 @@ static inline int hy_header_may_run(uint32_t ctl_done, uint32_t after_ctl)
     return hy_reached(ctl_done, after_ctl);
 }
 
+typedef enum {
+    HY_ARRIVAL_RUN,             /* handle it now */
+    HY_ARRIVAL_DEFER,           /* behind the deferred ones, until its control packets are handled */
+    HY_ARRIVAL_BAD_LENGTH,      /* not a header's length */
+    HY_ARRIVAL_BAD_TYPE,        /* its packet is not a PUT_PLACED */
+    HY_ARRIVAL_TOO_MANY         /* max_deferred headers of the peer wait already */
+} hy_arrival;
+
+/* A message of `len` bytes from the peer landed in a header receive (a header has header_len;
+ * is_put: its packet says PUT_PLACED). `deferred` of the peer's headers wait already. A well-
+ * behaved peer sends a header only once the control packets before it went to SCTP, so headers
+ * wait only while SCTP is slower than the QP; a peer that makes more than max_deferred wait, or
+ * sends anything else, loses its QP: what was not handled it sends again on SCTP (QP_SYNC). */
+static inline hy_arrival hy_header_arrival(size_t len, size_t header_len, int is_put,
+                                           unsigned deferred, unsigned max_deferred,
+                                           uint32_t ctl_done, uint32_t after_ctl)
+{
+    if (len != header_len)
+        return HY_ARRIVAL_BAD_LENGTH;
+    if (!is_put)
+        return HY_ARRIVAL_BAD_TYPE;
+    if (deferred == 0 && hy_header_may_run(ctl_done, after_ctl))
+        return HY_ARRIVAL_RUN;
+    return deferred < max_deferred ? HY_ARRIVAL_DEFER : HY_ARRIVAL_TOO_MANY;
+}
+
 /* ---- the sender: credit ---- */
 
 /* credit: the receives the peer had posted for our headers, as last read; headers_sent: ours. */

@@ -64,6 +64,7 @@ typedef struct {
     int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
     int progress_standby;  /* in the progress engine, and on a thread while the process computes */
     int initiate_timeout_ms, pending_connects, early_bytes; /* the RNIC's bounds (iwv_device_attr) */
+    int deferred_headers;  /* a peer's PUT headers held for its SCTP packets, at most */
     int qp_sync_timeout_s; /* a peer that leaves QP_SYNC unanswered this long is lost (0: never) */
     int ignore_qp_sync;    /* tests only (MPICH_HYBRID_TEST_IGNORE_QP_SYNC): never answer QP_SYNC */
     long break_qp_after;   /* tests only (MPICH_HYBRID_TEST_BREAK_QP_AFTER): after this many RDMA
@@ -77,7 +78,8 @@ int MPIDI_CH3I_Hy_read_cvars(void);
 /* What the RNIC layer reports upward (hy_hold.c gives them at MPIDI_CH3_Init). */
 typedef struct {
     void (*completed) (const struct iwv_wc * wc);       /* a CQ entry of a held transfer */
-    void (*header_arrived) (MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h); /* a PUT header */
+    /* a message in a header receive: a PUT header if len is a header's */
+    void (*header_arrived) (MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h, size_t len);
     int (*send_now) (MPIDI_VC_t * vc, void *pkt, size_t len);    /* a packet on SCTP, not held */
 } MPIDI_CH3I_Hy_device_ops_t;
 void MPIDI_CH3I_Hy_device_init(const MPIDI_CH3I_Hy_device_ops_t * above);
@@ -232,7 +234,7 @@ int MPIDI_CH3I_Hy_local_ack(MPIDI_VC_t * vc, MPI_Win source_win);
 void MPIDI_CH3I_Hy_put_resent(MPIDI_VC_t * vc, MPI_Win target_win);
 /* PUT headers on the QP, at the target: one arrived (from the CQ); an SCTP packet from vc is
  * about to be handled; it was fully handled. */
-void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h);
+void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h, size_t len);
 void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt);
 void MPIDI_CH3I_Hy_packet_done(MPIDI_VC_t * vc);
 void MPIDI_CH3I_Hy_run_deferred(MPIDI_VC_t * vc);       /* handle the headers whose turn came */

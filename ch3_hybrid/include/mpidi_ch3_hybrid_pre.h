@@ -32,6 +32,7 @@ typedef struct MPIDI_CH3I_Hy_vc {
     unsigned headers_done;         /* headers from the peer handled */
     int recv_control;              /* the SCTP packet being handled is of the control class */
     struct MPIDI_CH3I_Hy_deferred *deferred_head, *deferred_tail; /* arrived before their predecessors */
+    unsigned n_deferred;
     unsigned peer_headers_done;    /* the peer's answer (SYNC_ANSWERED): how many of our headers it handled */
     struct MPIDI_CH3I_Hy_remote_win *windows; /* the peer's registered windows (hy_window.c) */
     char addr[64];              /* the peer's DDP endpoint, from window creation (from IDLE on) */

@@ -122,6 +122,19 @@ cvars:
         more ends that queue pair with an error naming the bound (its transfers then go over
         SCTP). At least 65536.
 
+    - name        : MPIR_CVAR_CH3_HYBRID_DEFERRED_HEADERS
+      category    : CH3_HYBRID
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        per peer, RDMA put headers held while they arrived on the queue pair ahead of the
+        peer's SCTP packets they follow (about 110 bytes each); one more ends that queue pair
+        with a message naming the bound, and the peer sends what was not handled again over
+        SCTP. At least 64.
+
     - name        : MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT
       category    : CH3_HYBRID
       type        : int
@@ -142,7 +155,8 @@ cvars:
 
 MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = {
     .rdma = 1, .put_threshold = 524288, .get_threshold = 131072, .header_on_qp = 1,
-    .initiate_timeout_ms = 10000, .pending_connects = 64, .early_bytes = 64 << 20, .qp_sync_timeout_s = 600
+    .initiate_timeout_ms = 10000, .pending_connects = 64, .early_bytes = 64 << 20, .deferred_headers = 65536,
+    .qp_sync_timeout_s = 600
 };
 
 static int bad_setting(const char *why, const char *value)
@@ -199,6 +213,7 @@ int MPIDI_CH3I_Hy_read_cvars(void)
     c->initiate_timeout_ms = MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS;
     c->pending_connects = MPIR_CVAR_CH3_HYBRID_PENDING_CONNECTS;
     c->early_bytes = MPIR_CVAR_CH3_HYBRID_EARLY_BYTES;
+    c->deferred_headers = MPIR_CVAR_CH3_HYBRID_DEFERRED_HEADERS;
     c->qp_sync_timeout_s = MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT;
     if (c->initiate_timeout_ms < 1 || c->pending_connects < 1) {
         snprintf(number, sizeof(number), "%d", c->initiate_timeout_ms < 1 ? c->initiate_timeout_ms : c->pending_connects);
@@ -207,6 +222,10 @@ int MPIDI_CH3I_Hy_read_cvars(void)
     if (c->early_bytes < 65536) {
         snprintf(number, sizeof(number), "%d", c->early_bytes);
         return bad_setting("MPIR_CVAR_CH3_HYBRID_EARLY_BYTES must be at least 65536", number);
+    }
+    if (c->deferred_headers < MPIDI_CH3I_HY_HEADER_CREDITS) {
+        snprintf(number, sizeof(number), "%d", c->deferred_headers);
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_DEFERRED_HEADERS must be at least 64", number);
     }
     if (c->qp_sync_timeout_s < 0) {
         snprintf(number, sizeof(number), "%d", c->qp_sync_timeout_s);

@@ -532,8 +532,8 @@ static int rnic_busy(void *arg)
     return rnic_active(r) && iwv_device_tx_blocked(r->dev);
 }
 
-/* A header from the peer landed in the next receive slot: take it, give the slot back, and hand
- * it up (to hy_placed.c). Flushed receives (the QP broke or went) only end. */
+/* A message from the peer landed in the next receive slot: take it, give the slot back, and hand
+ * it up (to hy_placed.c, which checks it). Flushed receives (the QP broke or went) only end. */
 static void received(const struct iwv_wc *wc)
 {
     hy_qp_entry *e = entry_of(wc->qp_num);
@@ -543,20 +543,11 @@ static void received(const struct iwv_wc *wc)
         return;
     slot = e->recv_next++ % HY_CREDITS;
     memcpy(&h, &e->mem->recv[slot], sizeof(h));
-    if (wc->byte_len != sizeof(h)) {
-        char what[128];
-        snprintf(what, sizeof(what), "rank %d sent a %u-byte message on its queue pair, not a "
-                 "%zu-byte PUT header; closing that queue pair", e->vc->pg_rank,
-                 (unsigned) wc->byte_len, sizeof(h));
-        complain(what, NULL);
-        MPIDI_CH3I_Hy_close_qp(e->vc);
-        return;
-    }
     if (post_header_recv(e, slot) != 0) {
         complain("cannot post a receive on a queue pair", iwv_last_error(MPIDI_CH3I_Hy_rnic.dev));
         MPIDI_CH3I_Hy_close_qp(e->vc);
     }
-    ops.header_arrived(e->vc, &h);
+    ops.header_arrived(e->vc, &h, wc->byte_len);
 }
 
 int MPIDI_CH3I_Hy_poll_cq(void)

@@ -310,13 +310,6 @@ static void handle_header(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
     MPIR_Request *rreq = NULL;
     intptr_t buflen = 0;
     vc->ch.hy.headers_done++;
-    if (pkt.type != MPIDI_CH3_PKT_HY_PUT_PLACED) {
-        MPIDI_CH3I_Raise_error(MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
-                                                    __LINE__, MPI_ERR_INTERN, "**ch3|hybrid|qp_type",
-                                                    "**ch3|hybrid|qp_type %d %d", vc->pg_rank,
-                                                    (int) pkt.type));
-        return;
-    }
     MPIDI_CH3I_Target_event_begin();     /* CH3's PUT handler may release a lock */
     MPIDI_CH3I_Raise_error(placed(vc, &pkt, NULL, &buflen, &rreq));
     MPIDI_CH3I_Target_packet_done(vc, &pkt, NULL);      /* as a PUT now, its data placed */
@@ -328,17 +321,48 @@ void MPIDI_CH3I_Hy_run_deferred(MPIDI_VC_t * vc)
     hy_deferred *d;
     while ((d = vc->ch.hy.deferred_head) != NULL && predecessors_done(vc, &d->h)) {
         LL_DELETE(vc->ch.hy.deferred_head, vc->ch.hy.deferred_tail, d);
+        vc->ch.hy.n_deferred--;
         handle_header(vc, &d->h);
         MPL_free(d);
     }
 }
 
-void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h)
+/* Bytes from the peer that break the protocol end its QP, which loses nothing: the peer then asks
+ * which headers were handled (QP_SYNC) and sends the others again over SCTP. */
+static void refuse(MPIDI_VC_t * vc, const char *what)
+{
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d %s; closing that queue pair", vc->pg_rank, what);
+    MPIDI_CH3I_Hy_close_qp(vc);
+}
+
+void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t * h, size_t len)
 {
     hy_deferred *d;
-    if (!vc->ch.hy.deferred_head && predecessors_done(vc, h)) {
-        handle_header(vc, h);
-        return;
+    char what[160];
+    switch (hy_header_arrival(len, sizeof(*h), h->pkt.type == MPIDI_CH3_PKT_HY_PUT_PLACED,
+                              vc->ch.hy.n_deferred, (unsigned) MPIDI_CH3I_Hy_config.deferred_headers,
+                              vc->ch.hy.ctl_done, h->after_ctl)) {
+        case HY_ARRIVAL_RUN:
+            handle_header(vc, h);
+            return;
+        case HY_ARRIVAL_BAD_LENGTH:
+            snprintf(what, sizeof(what), "sent a %zu-byte message on its queue pair, not a %zu-byte "
+                     "PUT header", len, sizeof(*h));
+            refuse(vc, what);
+            return;
+        case HY_ARRIVAL_BAD_TYPE:
+            snprintf(what, sizeof(what), "sent packet type %d on its queue pair, where only PUT "
+                     "headers go", (int) h->pkt.type);
+            refuse(vc, what);
+            return;
+        case HY_ARRIVAL_TOO_MANY:
+            snprintf(what, sizeof(what), "sent more PUT headers ahead of its SCTP packets than "
+                     "MPIR_CVAR_CH3_HYBRID_DEFERRED_HEADERS (%d) lets wait",
+                     MPIDI_CH3I_Hy_config.deferred_headers);
+            refuse(vc, what);
+            return;
+        case HY_ARRIVAL_DEFER:
+            break;
     }
     d = (hy_deferred *) MPL_malloc(sizeof(*d), MPL_MEM_RMA);
     if (!d) {
@@ -348,6 +372,7 @@ void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t 
     }
     d->h = *h;
     LL_APPEND(vc->ch.hy.deferred_head, vc->ch.hy.deferred_tail, d);
+    vc->ch.hy.n_deferred++;
 }
 
 /* Only control packets are ordered with headers (MPI orders nothing between point-to-point and
@@ -375,6 +400,7 @@ void MPIDI_CH3I_Hy_drop_deferred(MPIDI_VC_t * vc)
     LL_FOREACH_SAFE(vc->ch.hy.deferred_head, d, next)
         MPL_free(d);
     vc->ch.hy.deferred_head = vc->ch.hy.deferred_tail = NULL;
+    vc->ch.hy.n_deferred = 0;
 }
 
 void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)

@@ -67,6 +67,19 @@ TEST(HyOrder, HeaderRunsOnceItsControlPacketsAreHandled)
     EXPECT_TRUE(hy_header_may_run(0, 0xffffffffu));
 }
 
+TEST(HyOrder, MessageOnTheQpIsAHeaderThatRunsWaitsOrEndsTheQp)
+{
+    const size_t len = 64;
+    EXPECT_EQ(hy_header_arrival(len, len, 1, 0, 4, 3, 3), HY_ARRIVAL_RUN);
+    EXPECT_EQ(hy_header_arrival(len, len, 1, 0, 4, 2, 3), HY_ARRIVAL_DEFER);
+    EXPECT_EQ(hy_header_arrival(len, len, 1, 1, 4, 3, 3), HY_ARRIVAL_DEFER); // behind one that waits
+    EXPECT_EQ(hy_header_arrival(len, len, 1, 4, 4, 2, 3), HY_ARRIVAL_TOO_MANY);
+    EXPECT_EQ(hy_header_arrival(len, len, 1, 4, 4, 3, 3), HY_ARRIVAL_TOO_MANY); // would wait too
+    EXPECT_EQ(hy_header_arrival(len - 1, len, 1, 0, 4, 3, 3), HY_ARRIVAL_BAD_LENGTH);
+    EXPECT_EQ(hy_header_arrival(len + 1, len, 1, 0, 4, 3, 3), HY_ARRIVAL_BAD_LENGTH);
+    EXPECT_EQ(hy_header_arrival(len, len, 0, 0, 4, 3, 3), HY_ARRIVAL_BAD_TYPE);
+}
+
 TEST(HyOrder, CreditCountsFreeReceivesAndNeverGoesBack)
 {
     EXPECT_FALSE(hy_credit_left(10, 10)); // every receive the peer posted is taken
@@ -145,7 +158,9 @@ std::vector<int> run_model(unsigned seed, int ops, bool rule)
         return true;
     };
     auto run_header = [&](const Packet &p) {
-        if (!rule || (deferred.empty() && hy_header_may_run(ctl_done, p.after_ctl)))
+        const hy_arrival a = hy_header_arrival(64, 64, 1, (unsigned)deferred.size(), 1u << 20, ctl_done, p.after_ctl);
+        ASSERT_TRUE(a == HY_ARRIVAL_RUN || a == HY_ARRIVAL_DEFER);
+        if (!rule || a == HY_ARRIVAL_RUN)
             handled.push_back(p.id);
         else
             deferred.push_back(p);
