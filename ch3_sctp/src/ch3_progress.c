@@ -214,6 +214,8 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
         MPIDI_CH3_Progress_signal_completion();
         goto fn_exit;
     }
+    if (state->ch.completion_count != MPIDI_CH3I_progress_completion_count)
+        goto fn_exit;   /* completed since the caller looked (drain_before_deaths, another thread) */
     do {
 #ifdef MPICH_IS_THREADED
         if (MPIDI_CH3I_progress_blocked == TRUE) {
