@@ -11,9 +11,9 @@
  *   so a flush already waiting fails instead of succeeding on dropped acknowledgements.
  * The target side (a dead origin's locks on our windows, an exposure epoch waiting for its
  * completion) is ch3_rma_dead_origin.c.
- * Not covered: MPI_Win_lock_all's lock requests in CH3's window-wide protocol (taken when a
- * window has more targets than its target pool; it counts them in outstanding_locks only, with
- * no target to find them by). */
+ * MPI_Win_lock_all's lock requests are per target too: each window has a target entry per rank
+ * (ch3_win_fns.c), so CH3 never takes its window-wide protocol, whose requests have no target to
+ * find them by. */
 #include "mpidi_ch3_impl.h"
 #include "mpidrma.h"
 
