@@ -6,7 +6,10 @@
 //   left open at a (no live peer on it), and the second's INIT restarts it without any failure;
 // - the first one dies without closing: a's stack still holds its association, and the second's
 //   INIT restarts it. a's peer for the dead process fails; the new process is served
-//   on the restarted association like on a new one, not aborted;
+//   on the restarted association like on a new one, not aborted. (A packet of a's for the old
+//   association that reaches the new process before its INIT reaches a, a heartbeat or a SACK,
+//   is out of the blue there: its stack answers with an ABORT, which ends the old association
+//   first, and the INIT opens a new one. Also correct; heartbeats every 5 s make it rare here.)
 // - the first one dies in the middle of a large message that a has begun to read: the restart
 //   ends that message (usrsctp patch restart-ends-partial-delivery.patch), which otherwise
 //   blocked a's socket for good, and a drops it without calling it a protocol error.
@@ -30,11 +33,17 @@ constexpr size_t kLargeBytes = 64u << 20; // far more than a's receive window: i
 // The large message goes in SCTP messages of 16 MiB, four times a's receive buffer, so a's
 // stack hands them to the reader before their end (partial delivery).
 void settings(sctpm_config* cfg, FirstEnds first) {
+    set(cfg, "heartbeat_ms", "5000");
     if (first != FirstEnds::dies_mid_message)
         return;
     set(cfg, "fragment_size", "16777216");
     set(cfg, "sndbuf", "33554432");
     set(cfg, "rcvbuf", "4194304");
+}
+
+// The new process's stack aborted the old association (see the top of this file).
+bool ended_by_new_process(const sctpm_event* e) {
+    return e->type == SCTPM_EV_ASSOC_LOST && std::strstr(e->detail, "ABORT (T bit)");
 }
 
 // a, when the first process dies mid-message: tells b once that message began, then serves the
@@ -56,8 +65,8 @@ void serve_after_cut(Side& s, int tell_b) {
     send_all(s, {s.messages[1]});
     s.progress_until([] { return false; }, 0.5);
     const sctpm_event* e = s.failure_of(s.senders[0]);
-    CHILD_CHECK(e && e->type == SCTPM_EV_ASSOC_LOST && std::strstr(e->detail, "restarted"),
-                "the dead process's peer did not fail for the restart");
+    CHILD_CHECK(e && e->type == SCTPM_EV_ASSOC_LOST && (std::strstr(e->detail, "restarted") || ended_by_new_process(e)),
+                "the dead process's peer did not fail for the restart: %s", e ? e->detail : "no failure");
     CHILD_CHECK(!s.failure_of(s.senders[1]), "the new process's peer failed: %s", s.failure_of(s.senders[1])->detail);
 }
 
@@ -82,8 +91,8 @@ void serve(Side& s, FirstEnds first, int tell_b) {
         // acknowledged (the stack gives up what was in flight before it reports the restart).
         const sctpm_event* e = s.failure_of(s.senders[0]);
         CHILD_CHECK(e && ((e->type == SCTPM_EV_ASSOC_LOST && std::strstr(e->detail, "restarted")) ||
-                          e->type == SCTPM_EV_SEND_FAILED),
-                    "the dead process's peer did not fail for the restart");
+                          e->type == SCTPM_EV_SEND_FAILED || ended_by_new_process(e)),
+                    "the dead process's peer did not fail for the restart: %s", e ? e->detail : "no failure");
         CHILD_CHECK(!s.failure_of(s.senders[1]), "the new process's peer failed: %s", s.failure_of(s.senders[1])->detail);
     }
 }
