@@ -282,9 +282,33 @@ static int rank_in(target_rec * r, MPIDI_VC_t * vc)
     return rank >= 0 && rank < r->size ? rank : -1;
 }
 
+/* rank's completion of the open epoch came: its flag, or the counter fell in its events. */
+static int completed_epoch(const target_rec * r, int rank)
+{
+    return r->completed[rank] || r->net[rank] <= -1;
+}
+
 static int epoch_waits_for(target_rec * r, int rank)
 {
-    return r->posted[rank] && !r->completed[rank] && r->net[rank] > -1;
+    return r->posted[rank] && !completed_epoch(r, rank);
+}
+
+/* The decrements a lost rank will never make leave the counter. */
+static void take_back_share(target_rec * r, int rank)
+{
+    int owed = 1 + r->net[rank];
+    if (owed > 0) {
+        r->win->at_completion_counter -= MPL_MIN(owed, r->win->at_completion_counter);
+        r->net[rank] -= owed;
+    }
+}
+
+/* The open exposure epoch ends in error (the progress call that saw the loss returns it). */
+static void fail_epoch(target_rec * r, int *epoch_failed)
+{
+    r->win->states.exposure_state = MPIDI_RMA_NONE;
+    r->epoch_open = 0;
+    *epoch_failed = 1;
 }
 
 /* The per-rank arrays sized for the window's communicator; 0 if memory ran out. */
@@ -519,32 +543,21 @@ static void origin_lost(MPIDI_VC_t * vc, unsigned seq, int *epoch_failed)
         notice_unposted_epoch(r);
         if (r->epoch_open && r->unposted && r->opened_after < seq &&
             w->states.exposure_state == MPIDI_RMA_PSCW_EXPO &&
-            w->at_completion_counter > 0 && rank < r->size && !r->completed[rank] &&
-            r->net[rank] > -1) {
-            if (r->accessed[rank]) {
-                int owed = 1 + r->net[rank];
-                w->at_completion_counter -= MPL_MIN(owed, w->at_completion_counter);
-            }
-            w->states.exposure_state = MPIDI_RMA_NONE;
-            r->epoch_open = 0;
-            *epoch_failed = 1;
+            w->at_completion_counter > 0 && rank < r->size && !completed_epoch(r, rank)) {
+            if (r->accessed[rank])
+                take_back_share(r, rank);
+            fail_epoch(r, epoch_failed);
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "an exposure epoch (MPI_Win_post, "
                               "MPI_MODE_NOCHECK) ends in error: lost rank %d %s", vc->pg_rank,
                               r->accessed[rank] ? "did not complete it" : "may have owed it a completion");
         }
         if (r->epoch_open && !r->unposted && w->states.exposure_state == MPIDI_RMA_PSCW_EXPO &&
             rank < r->size && r->posted[rank]) {
-            int owed = 1 + r->net[rank];        /* decrements it will never make */
-            int came = r->completed[rank] || r->net[rank] <= -1;
-            if (owed > 0) {
-                w->at_completion_counter -= MPL_MIN(owed, w->at_completion_counter);
-                r->net[rank] -= owed;
-            }
+            int came = completed_epoch(r, rank);
+            take_back_share(r, rank);
             r->posted[rank] = 0;
             if (!came) {
-                w->states.exposure_state = MPIDI_RMA_NONE;
-                r->epoch_open = 0;
-                *epoch_failed = 1;
+                fail_epoch(r, epoch_failed);
                 MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "an exposure epoch (MPI_Win_post) "
                                   "ends in error: lost rank %d did not complete it", vc->pg_rank);
             }
