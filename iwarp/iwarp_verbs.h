@@ -134,7 +134,9 @@ enum iwv_wc_opcode { /* libibverbs' values */
 };
 enum iwv_wc_flags {
     IWV_WC_WITH_INV = 1 << 3,  /* libibverbs' value: invalidated_rkey is set */
-    IWV_WC_SOLICITED = 1 << 8  /* ours: the Send carried the Solicited Event flag */
+    IWV_WC_SOLICITED = 1 << 8, /* ours: the Send carried the Solicited Event flag */
+    IWV_WC_NOT_SENT = 1 << 9   /* ours: flushed before any of it went to the LLP, so the peer
+                                * never saw it (a non-idempotent atomic may be posted again) */
 };
 struct iwv_wc {
     uint64_t wr_id;
@@ -213,6 +215,7 @@ enum iwv_wr_opcode { /* libibverbs' values */
     IWV_WR_RDMA_READ = 4,
     IWV_WR_ATOMIC_CMP_AND_SWP = 5,   /* RFC 7306 CmpSwap, unmasked */
     IWV_WR_ATOMIC_FETCH_AND_ADD = 6, /* RFC 7306 FetchAdd, one 64-bit field */
+    IWV_WR_ATOMIC_SWAP = 64,         /* ours: RFC 7306 CmpSwap with compare mask 0 (always swaps) */
     IWV_WR_SEND_WITH_INV = 9
 };
 enum iwv_send_flags { /* libibverbs' values */
@@ -235,7 +238,8 @@ struct iwv_send_wr {
     } rdma;
     /* ATOMIC_*: the 8 bytes at remote_addr (an 8-byte aligned address in a region registered with
      * IWV_ACCESS_REMOTE_ATOMIC) become compare_add + them (FETCH_AND_ADD), or swap if they equal
-     * compare_add (CMP_AND_SWP); the value before lands in the one 8-byte SGE (host order).
+     * compare_add (CMP_AND_SWP), or swap (SWAP); the value before lands in the one 8-byte SGE
+     * (host order).
      * Atomic between all atomics of the target's device; each takes an ORD credit as a Read does. */
     struct {
         uint64_t remote_addr;

@@ -256,10 +256,12 @@ void QueuePair::push_send_completion(const SendWqe& w) {
     wc.opcode = w.wr.opcode == IWV_WR_RDMA_WRITE            ? IWV_WC_RDMA_WRITE
                 : w.wr.opcode == IWV_WR_RDMA_READ           ? IWV_WC_RDMA_READ
                 : w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP   ? IWV_WC_COMP_SWAP
+                : w.wr.opcode == IWV_WR_ATOMIC_SWAP          ? IWV_WC_COMP_SWAP
                 : w.wr.opcode == IWV_WR_ATOMIC_FETCH_AND_ADD ? IWV_WC_FETCH_ADD
                                                             : IWV_WC_SEND;
     wc.byte_len = uint32_t(w.length);
     wc.qp_num = num_;
+    if (w.status == IWV_WC_WR_FLUSH_ERR && !w.issued && w.sent == 0) wc.wc_flags |= IWV_WC_NOT_SENT;
     send_cq_.push(wc, true);
 }
 

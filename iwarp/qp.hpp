@@ -183,7 +183,7 @@ private:
 
 // RFC 7306's FetchAdd and CmpSwap: one 8-byte sink, an ORD credit each, as a Read.
 inline bool wr_is_atomic(iwv_wr_opcode op) {
-    return op == IWV_WR_ATOMIC_CMP_AND_SWP || op == IWV_WR_ATOMIC_FETCH_AND_ADD;
+    return op == IWV_WR_ATOMIC_CMP_AND_SWP || op == IWV_WR_ATOMIC_FETCH_AND_ADD || op == IWV_WR_ATOMIC_SWAP;
 }
 
 // Status of the WR that a received Terminate fails (RFC 5040 §7: remote errors).

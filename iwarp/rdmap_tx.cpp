@@ -181,19 +181,21 @@ void QueuePair::build_wqe_segment(SendWqe& w) {
         break;
     }
     case IWV_WR_ATOMIC_CMP_AND_SWP:
+    case IWV_WR_ATOMIC_SWAP:
     case IWV_WR_ATOMIC_FETCH_AND_ADD: {
         AtomicRequestHeader ar;
-        const bool cas = w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP;
+        const bool swap = w.wr.opcode == IWV_WR_ATOMIC_SWAP;
+        const bool cas = w.wr.opcode == IWV_WR_ATOMIC_CMP_AND_SWP || swap;
         ar.aopcode = uint8_t(cas ? AtomicOp::cmp_swap : AtomicOp::fetch_add);
         ar.request_id = next_atomic_id_++;
         ar.stag = w.wr.atomic.rkey;
         ar.to = w.wr.atomic.remote_addr;
         // Unmasked, as verbs' atomics (Fig. 5: the fields an operation does not use are sent as
-        // compare 0 and masks all ones).
+        // compare 0 and masks all ones); SWAP alone masks the compare out.
         ar.add_swap = cas ? w.wr.atomic.swap : w.wr.atomic.compare_add;
         ar.add_swap_mask = cas ? ~0ull : 0;
-        ar.compare = cas ? w.wr.atomic.compare_add : 0;
-        ar.compare_mask = ~0ull;
+        ar.compare = cas && !swap ? w.wr.atomic.compare_add : 0;
+        ar.compare_mask = swap ? 0 : ~0ull; // SWAP: no bit is compared, so it always swaps
         DdpHeader h = make_untagged_header(Opcode::atomic_request, read_msn_++, 0, true); // QN 1, with the Reads
         be::store16(out, session_->take_data_ssn());
         encode(h, std::span(out + kSsnSize, kUntaggedHeaderSize));

@@ -435,7 +435,7 @@ struct Harness {
         iwv_send_wr wr{};
         wr.wr_id = next_wr++;
         const uint8_t k = in.u8();
-        wr.opcode = k & 1 ? IWV_WR_ATOMIC_CMP_AND_SWP : IWV_WR_ATOMIC_FETCH_AND_ADD;
+        wr.opcode = k & 1 ? (k & 16 ? IWV_WR_ATOMIC_SWAP : IWV_WR_ATOMIC_CMP_AND_SWP) : IWV_WR_ATOMIC_FETCH_AND_ADD;
         wr.send_flags = (k & 4 ? IWV_SEND_SIGNALED : 0) | (k & 8 ? IWV_SEND_FENCE : 0);
         std::vector<iwv_sge> sg{pick_sge(in)};
         if (k & 2) sg[0].length = 8;

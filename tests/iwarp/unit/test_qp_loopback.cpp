@@ -262,10 +262,12 @@ TEST(QpLoopback, AtomicsReturnTheOriginalAndChangeTheTarget) {
     ASSERT_EQ(l.a.post(c.wr(2, IWV_WR_ATOMIC_CMP_AND_SWP, 105, 7), {l.a.sge(8, 8)}), 0);   // matches: swaps
     ASSERT_EQ(l.a.post(c.wr(3, IWV_WR_ATOMIC_CMP_AND_SWP, 999, 1234), {l.a.sge(16, 8)}), 0); // does not
     ASSERT_EQ(l.a.post(c.wr(4, IWV_WR_ATOMIC_FETCH_AND_ADD, ~0ull), {l.a.sge(24, 8)}), 0);  // adds -1
-    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 4; }));
+    ASSERT_EQ(l.a.post(c.wr(5, IWV_WR_ATOMIC_SWAP, 999, 42), {l.a.sge(32, 8)}), 0);         // always swaps
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 5; }));
     auto sc = l.a.drain(l.a.scq);
-    const iwv_wc_opcode want[] = {IWV_WC_FETCH_ADD, IWV_WC_COMP_SWAP, IWV_WC_COMP_SWAP, IWV_WC_FETCH_ADD};
-    for (size_t i = 0; i < 4; ++i) {
+    const iwv_wc_opcode want[] = {IWV_WC_FETCH_ADD, IWV_WC_COMP_SWAP, IWV_WC_COMP_SWAP, IWV_WC_FETCH_ADD,
+                                  IWV_WC_COMP_SWAP};
+    for (size_t i = 0; i < 5; ++i) {
         EXPECT_EQ(sc[i].wr_id, i + 1);
         EXPECT_EQ(sc[i].status, IWV_WC_SUCCESS);
         EXPECT_EQ(sc[i].opcode, want[i]);
@@ -275,8 +277,34 @@ TEST(QpLoopback, AtomicsReturnTheOriginalAndChangeTheTarget) {
     EXPECT_EQ(word_at(l.a, 8), 105u);
     EXPECT_EQ(word_at(l.a, 16), 7u);
     EXPECT_EQ(word_at(l.a, 24), 7u);
-    EXPECT_EQ(*c.word, 6u);
+    EXPECT_EQ(word_at(l.a, 32), 6u);
+    EXPECT_EQ(*c.word, 42u);
     EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS);
+}
+
+// A QP that enters ERR flushes every outstanding WR; those that never went to the LLP say so
+// (IWV_WC_NOT_SENT), since an atomic the peer never saw may be posted again elsewhere while one
+// that went out may have run there.
+TEST(QpLoopback, FlushedWorkRequestsSayWhetherTheyEverLeft) {
+    Loop l(kSeg, {1, 1}, {1, 1}); // ORD 1: the second atomic waits for the first one's response
+    Counter c(l.b, 4096, 100);
+    for (uint64_t i = 0; i < 3; ++i)
+        ASSERT_EQ(l.a.post(c.wr(i, IWV_WR_ATOMIC_FETCH_AND_ADD, 1), {l.a.sge(8 * i, 8)}), 0);
+    ASSERT_TRUE(l.run([&] { return *c.word == 101; })); // the first ran; the second waits for its credit
+    std::string err;
+    ASSERT_EQ(l.a.qp->modify(IWV_QPS_ERR, err), 0);
+    l.settle();
+    auto sc = l.a.drain(l.a.scq);
+    ASSERT_EQ(sc.size(), 3u);
+    int not_sent = 0;
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(sc[i].wr_id, i);
+        if (sc[i].status != IWV_WC_SUCCESS) EXPECT_EQ(sc[i].status, IWV_WC_WR_FLUSH_ERR);
+        not_sent += (sc[i].wc_flags & IWV_WC_NOT_SENT) != 0;
+    }
+    EXPECT_FALSE(sc[0].wc_flags & IWV_WC_NOT_SENT); // it went out (and ran)
+    EXPECT_TRUE(sc[2].wc_flags & IWV_WC_NOT_SENT);  // behind the credit the first one held
+    EXPECT_EQ(*c.word, 100u + 3u - uint64_t(not_sent)); // every one not marked went out and ran
 }
 
 // Many atomics in flight beyond ORD, mixed with Reads on the same credits, from both sides at
