@@ -24,8 +24,10 @@ MPI_Request MPIDI_CH3I_Answer_asked(const MPIDI_CH3_Pkt_t * pkt)
         case MPIDI_CH3_PKT_GET:
             return pkt->get.request_handle;
         case MPIDI_CH3_PKT_GET_ACCUM:
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
             return pkt->get_accum.request_handle;
         case MPIDI_CH3_PKT_FOP:
+        case MPIDI_CH3_PKT_FOP_IMMED:
             return pkt->fop.request_handle;
         case MPIDI_CH3_PKT_CAS_IMMED:
             return pkt->cas.request_handle;

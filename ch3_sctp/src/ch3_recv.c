@@ -97,6 +97,11 @@ size_t MPIDI_CH3I_On_message(void *ctx, sctpm_peer peer, uint64_t total, const v
         return 0;
     }
     buflen = (intptr_t) (head_len - sizeof(pkt));
+    /* A peer that sent us a packet closes with us at MPI_Finalize, though we may never send to it
+     * (CH3 4.0.2 asserts on a CLOSE to a VC it left inactive). On_hello covers links the peer
+     * opened; this, links we opened for the channel's own packets (ch3:hybrid's CONNECT_ME). */
+    if (vc->state == MPIDI_VC_STATE_INACTIVE)
+        MPIDI_CHANGE_VC_STATE(vc, ACTIVE);
     before_packet(vc, &pkt);
     MPIDI_CH3I_Target_event_begin();
     mpi_errno = pktArray[pkt.type] (vc, &pkt, (char *) head + sizeof(pkt), &buflen, &rreq);
