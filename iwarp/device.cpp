@@ -35,9 +35,10 @@ struct UpcallTarget {
     std::atomic<bool> standby_sleeping{false};
     std::atomic<int64_t> owner_polled_us{0}; // when the owner last drove progress
     std::atomic<bool> owner_waiting{false};  // the owner blocks where the device's fd wakes it
-    bool owner_away() const {
+    std::atomic<bool> standby_serving{false}; // the standby thread may be serving (owner_back waits)
+    bool owner_away() const { // sequentially consistent: owner_back's counterpart (Dekker's pattern)
         return !owner_waiting.load(std::memory_order_relaxed) &&
-               sctpm::now_us() - owner_polled_us.load(std::memory_order_relaxed) >= IWV_STANDBY_AFTER_US;
+               sctpm::now_us() - owner_polled_us.load() >= IWV_STANDBY_AFTER_US;
     }
 };
 
@@ -176,6 +177,13 @@ void Device::owner_present() {
     if (mode_ == IWV_PROGRESS_STANDBY) target_->owner_polled_us.store(sctpm::now_us(), std::memory_order_relaxed);
 }
 
+void Device::owner_back() {
+    if (mode_ != IWV_PROGRESS_STANDBY) return;
+    target_->owner_polled_us.store(sctpm::now_us());
+    // A service under way ends before we go on; the next one sees us present and does not start.
+    if (target_->standby_serving.load()) std::lock_guard<std::mutex> wait_for_it(mu);
+}
+
 void Device::owner_waiting(bool waiting) {
     owner_present();
     target_->owner_waiting.store(waiting, std::memory_order_relaxed);
@@ -211,8 +219,10 @@ void Device::thread_main() {
 void Device::standby_main() {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop_) {
-        if (target_->owner_away() && progress_locked() > 0) continue;
-        standby_wait(lock);
+        target_->standby_serving.store(true);
+        const bool served = target_->owner_away() && progress_locked() > 0;
+        target_->standby_serving.store(false);
+        if (!served) standby_wait(lock);
     }
 }
 

@@ -70,6 +70,7 @@ public:
     uint64_t early_bytes() const { return early_bytes_; } // each new QP's bound (iwv_device_attr)
     int fd();
     void owner_present(); // standby mode: the owner drives progress (lock-free)
+    void owner_back();    // ... and no standby service runs from now on (waits for one under way)
     void owner_waiting(bool waiting); // standby mode: the owner blocks on our fd (lock-free)
     uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 

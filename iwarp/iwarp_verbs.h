@@ -78,6 +78,11 @@ int iwv_device_fd(iwv_device *dev);
 /* Standby mode: the owner is in its progress loop (it will drive progress when there is news),
  * so the standby thread stays asleep. Lock-free and cheap: call it every round. Other modes: no-op. */
 void iwv_device_owner_present(iwv_device *dev);
+/* Standby mode: as iwv_device_owner_present, and a standby service under way (placements, Read
+ * answers, atomics) ends before this returns; none starts for the next IWV_STANDBY_AFTER_US. The
+ * owner's own loads and stores of memory the RNIC may change are then not concurrent with it.
+ * Waits on the device lock if the thread is serving: not while holding it. Other modes: no-op. */
+void iwv_device_owner_back(iwv_device *dev);
 /* Standby mode: the owner blocks in its own wait (1), which the device's fd wakes, or is back (0):
  * while it blocks there it counts as present. Lock-free. Other modes: no-op. */
 void iwv_device_owner_waiting(iwv_device *dev, int waiting);
@@ -203,6 +208,16 @@ int iwv_destroy_qp(iwv_qp *qp);
 int iwv_modify_qp(iwv_qp *qp, enum iwv_qp_state state);
 int iwv_query_qp(iwv_qp *qp, struct iwv_qp_attr *attr);
 uint32_t iwv_qp_num(iwv_qp *qp);
+
+/* Ours: what became of the peer's RFC 7306 atomics, for a peer whose connection broke while
+ * some were in flight (an atomic is not idempotent: it must not be sent again if it ran, and its
+ * Response may be what was lost). The QP counts the Atomic Requests it carried out, in order from
+ * 0, and keeps the original values of the last IWV_ATOMIC_LOG; a peer with at most that many in
+ * flight can learn each one's fate (by some other path) and the result of each that ran. */
+#define IWV_ATOMIC_LOG 64
+uint64_t iwv_qp_atomics_done(iwv_qp *qp);
+/* 0 and *original if the index-th atomic carried out is among the last IWV_ATOMIC_LOG; else ENOENT. */
+int iwv_qp_atomic_original(iwv_qp *qp, uint64_t index, uint64_t *original);
 
 struct iwv_sge {
     uint64_t addr;

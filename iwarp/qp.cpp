@@ -74,6 +74,7 @@ int QueuePair::modify(iwv_qp_state to, std::string& error) {
         session_.reset();
         sq_.clear();
         sq_next_ = 0;
+        atomics_done_ = 0;
         rq_.clear();
         irq_.clear();
         orq_.clear();
@@ -244,6 +245,12 @@ void QueuePair::query(iwv_qp_attr* a) const {
         if (!terminate_text_.empty()) text += ": " + terminate_text_;
         text.copy(a->terminate_text, sizeof a->terminate_text - 1);
     }
+}
+
+bool QueuePair::atomic_original(uint64_t index, uint64_t* original) const {
+    if (index >= atomics_done_ || atomics_done_ - index > IWV_ATOMIC_LOG) return false;
+    *original = atomic_log_[index % IWV_ATOMIC_LOG];
+    return true;
 }
 
 void QueuePair::push_send_completion(const SendWqe& w) {

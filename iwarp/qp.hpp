@@ -14,6 +14,7 @@
 #include "session.hpp"
 #include "validate.hpp"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -48,6 +49,8 @@ public:
     int post_send(const iwv_send_wr* wr, const iwv_send_wr** bad, std::string& error);
     int post_recv(const iwv_recv_wr* wr, const iwv_recv_wr** bad, std::string& error);
     void query(iwv_qp_attr* attr) const;
+    uint64_t atomics_done() const { return atomics_done_; }
+    bool atomic_original(uint64_t index, uint64_t* original) const; // the log of the peer's atomics
 
     // ---- connection ----
     // Attach the association and its session; active sends the Initiate now, passive the
@@ -155,6 +158,8 @@ private:
     std::deque<uint64_t> orq_;  // seq of our RDMA Reads awaiting their Response (parallel to rx_.orq)
     std::deque<uint64_t> aq_;   // seq of our Atomic Requests awaiting their Response (parallel to rx_.atomics)
     uint32_t next_atomic_id_ = 1;     // Request Identifier of our next Atomic Request
+    uint64_t atomics_done_ = 0;       // the peer's Atomic Requests carried out (iwv_qp_atomics_done)
+    std::array<uint64_t, IWV_ATOMIC_LOG> atomic_log_{}; // their originals, by index % IWV_ATOMIC_LOG
     uint32_t atomic_response_msn_ = 1; // MSN of the next Atomic Response we send (QN 3)
     uint32_t ord_ = 0;
     uint32_t send_msn_ = 1, read_msn_ = 1;

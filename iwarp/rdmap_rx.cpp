@@ -411,6 +411,7 @@ void QueuePair::carry_out_atomic(const AtomicRequestHeader& ar) {
             __atomic_compare_exchange_n(word, &original, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
+    atomic_log_[atomics_done_++ % IWV_ATOMIC_LOG] = original;
     ReadResponseJob job;
     job.atomic = AtomicResponseHeader{ar.request_id, original};
     ++rx_.reads_active; // an IRD slot until its Response is out (§5.2.2 item 4)

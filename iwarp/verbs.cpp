@@ -79,6 +79,7 @@ uint16_t iwv_device_udp_port(iwv_device* dev) { return dev->impl->udp_port(); }
 uint64_t iwv_device_activity(iwv_device* dev) { return dev->impl->activity(); }
 int iwv_device_fd(iwv_device* dev) { return dev->impl->fd(); }
 void iwv_device_owner_present(iwv_device* dev) { dev->impl->owner_present(); }
+void iwv_device_owner_back(iwv_device* dev) { dev->impl->owner_back(); }
 void iwv_device_owner_waiting(iwv_device* dev, int waiting) { dev->impl->owner_waiting(waiting != 0); }
 
 int iwv_device_tx_blocked(iwv_device* dev) {
@@ -282,6 +283,16 @@ int iwv_query_qp(iwv_qp* qp, iwv_qp_attr* attr) {
 }
 
 uint32_t iwv_qp_num(iwv_qp* qp) { return qp->q->num(); }
+
+uint64_t iwv_qp_atomics_done(iwv_qp* qp) {
+    Lock l(qp->dev->impl->mu);
+    return qp->q->atomics_done();
+}
+
+int iwv_qp_atomic_original(iwv_qp* qp, uint64_t index, uint64_t* original) {
+    Lock l(qp->dev->impl->mu);
+    return qp->q->atomic_original(index, original) ? 0 : ENOENT;
+}
 
 int iwv_post_send(iwv_qp* qp, iwv_send_wr* wr, iwv_send_wr** bad_wr) {
     Device& d = *qp->dev->impl;

@@ -299,12 +299,42 @@ TEST(QpLoopback, FlushedWorkRequestsSayWhetherTheyEverLeft) {
     int not_sent = 0;
     for (size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(sc[i].wr_id, i);
-        if (sc[i].status != IWV_WC_SUCCESS) EXPECT_EQ(sc[i].status, IWV_WC_WR_FLUSH_ERR);
+        if (sc[i].status != IWV_WC_SUCCESS) {
+            EXPECT_EQ(sc[i].status, IWV_WC_WR_FLUSH_ERR);
+        }
         not_sent += (sc[i].wc_flags & IWV_WC_NOT_SENT) != 0;
     }
     EXPECT_FALSE(sc[0].wc_flags & IWV_WC_NOT_SENT); // it went out (and ran)
     EXPECT_TRUE(sc[2].wc_flags & IWV_WC_NOT_SENT);  // behind the credit the first one held
     EXPECT_EQ(*c.word, 100u + 3u - uint64_t(not_sent)); // every one not marked went out and ran
+    // The target's log says the same, with each original value (what a lost Response carried).
+    const uint64_t ran = 3u - uint64_t(not_sent);
+    ASSERT_EQ(l.b.qp->atomics_done(), ran);
+    for (uint64_t i = 0; i < ran; ++i) {
+        uint64_t original = 0;
+        ASSERT_TRUE(l.b.qp->atomic_original(i, &original));
+        EXPECT_EQ(original, 100u + i);
+    }
+    uint64_t none = 0;
+    EXPECT_FALSE(l.b.qp->atomic_original(ran, &none));
+}
+
+TEST(QpLoopback, AtomicLogKeepsTheLastOriginals) {
+    Loop l;
+    Counter c(l.b, 4096, 0);
+    const uint64_t n = IWV_ATOMIC_LOG + 10;
+    for (uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(l.a.post(c.wr(i, IWV_WR_ATOMIC_FETCH_AND_ADD, 1), {l.a.sge(0, 8)}), 0);
+        ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 1; }));
+        l.a.drain(l.a.scq);
+    }
+    ASSERT_EQ(l.b.qp->atomics_done(), n);
+    uint64_t original = 0;
+    EXPECT_FALSE(l.b.qp->atomic_original(n - IWV_ATOMIC_LOG - 1, &original)); // dropped from the log
+    for (uint64_t i = n - IWV_ATOMIC_LOG; i < n; ++i) {
+        ASSERT_TRUE(l.b.qp->atomic_original(i, &original));
+        EXPECT_EQ(original, i);
+    }
 }
 
 // Many atomics in flight beyond ORD, mixed with Reads on the same credits, from both sides at
