@@ -4,7 +4,8 @@
  * rank 0 times one of
  *   put      MPI_Put of SIZE bytes, then MPI_Win_flush     (in a lock_all(MPI_MODE_NOCHECK)
  *   get      MPI_Get of SIZE bytes, then MPI_Win_flush      epoch opened beforehand)
- *   fop      MPI_Fetch_and_op (MPI_SUM of one MPI_INT64_T), then MPI_Win_flush
+ *   fop      MPI_Fetch_and_op (MPI_SUM of one MPI_INT64_T), then MPI_Win_flush (the counter's
+ *            window is created with ch3:hybrid's info key ch3_hybrid_rnic_atomics=true)
  *   lockput  MPI_Win_lock(MPI_LOCK_EXCLUSIVE), MPI_Put of SIZE bytes, MPI_Win_unlock
  * Every iteration's data is checked (the target checks a put, the origin a get and every value
  * fetch-and-op returns). Prints the median, minimum and maximum of the origin's times in ms, and
@@ -66,7 +67,7 @@ static const char *const op_calls[] = { "MPI_Put + MPI_Win_flush", "MPI_Get + MP
 /* The MPI_T counter of the transfers RDMA carried for this operation, or NULL. */
 static const char *counter_of(enum op op)
 {
-    return op == GET ? "ch3_hybrid_rdma_gets" : op == FOP ? NULL : "ch3_hybrid_rdma_puts";
+    return op == GET ? "ch3_hybrid_rdma_gets" : op == FOP ? "ch3_hybrid_rdma_atomics" : "ch3_hybrid_rdma_puts";
 }
 
 static void die(const char *what, int it, size_t i)
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
     int rank, size, is_get, iters, provided, *mem, *buf;
     enum op op = PUT;
     int64_t *counter, one = 1, fetched, fops = 0;
+    MPI_Info atomics;
     MPI_Win counter_win;
     long long rdma_before = -1;
     size_t bytes, n;
@@ -107,7 +109,11 @@ int main(int argc, char **argv)
     t = calloc((size_t) iters, sizeof(double));
     MPI_Alloc_mem((MPI_Aint) (n * sizeof(int)), MPI_INFO_NULL, &buf);
     MPI_Win_allocate((MPI_Aint) (n * sizeof(int)), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
-    MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &counter, &counter_win);
+    /* The counter's window asks ch3:hybrid for RNIC atomics (other MPIs ignore the key). */
+    MPI_Info_create(&atomics);
+    MPI_Info_set(atomics, "ch3_hybrid_rnic_atomics", "true");
+    MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), atomics, MPI_COMM_WORLD, &counter, &counter_win);
+    MPI_Info_free(&atomics);
     *counter = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0 && op != LOCKPUT) {
@@ -178,7 +184,7 @@ int main(int argc, char **argv)
         }
         if (it == -1) {
             int again = carried >= 0 && extra++ < MAX_WARMUP &&
-                rdma_counter(is_get ? "ch3_hybrid_rdma_gets" : "ch3_hybrid_rdma_puts") == carried;
+                rdma_counter(counter_of(op)) == carried;
             MPI_Bcast(&again, 1, MPI_INT, 0, MPI_COMM_WORLD);
             if (again)
                 it--;

@@ -132,14 +132,15 @@ typedef enum {
     HY_HEAD_LEAVES      /* it leaves the queue now (sent, resent or finished) */
 } hy_head_action;
 
-/* The entry at the head of a peer's queue: `pending` completions still to come; its header
- * went on the QP (on_qp) and its transfer failed (failed); the sync question already asked
- * (asked) or answered (answered). Entries behind the head wait for it. */
-static inline hy_head_action hy_head_next(int pending, int on_qp, int failed, int asked, int answered)
+/* The entry at the head of a peer's queue: `pending` completions still to come; only the peer
+ * knows its fate once its transfer failed (peer_knows: a header that went on the QP, an atomic
+ * that went out) and it did fail (failed); the sync question already asked (asked) or answered
+ * (answered). Entries behind the head wait for it. */
+static inline hy_head_action hy_head_next(int pending, int peer_knows, int failed, int asked, int answered)
 {
     if (pending > 0)
         return HY_HEAD_WAIT;
-    if (!on_qp || !failed || answered)
+    if (!peer_knows || !failed || answered)
         return HY_HEAD_LEAVES;
     return asked ? HY_HEAD_WAIT : HY_HEAD_ASK;
 }

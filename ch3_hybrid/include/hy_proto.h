@@ -1,8 +1,8 @@
 /* ch3:hybrid's wire formats and their version. What ch3:hybrid puts on the wire beyond CH3's own
  * packets:
  *  - its packet types (PUT_PLACED, GET_PLACED, GET_RESP_PLACED, GET_WRITE, CONNECT_ME, QP_SYNC,
- *    QP_SYNC_ACK) and the layouts of GET_WRITE and QP_SYNC: mpidi_ch3_hybrid_pre.h, where CH3's
- *    packet union needs them;
+ *    QP_SYNC_ATOMIC, QP_SYNC_ACK) and the layouts of GET_WRITE, QP_SYNC and QP_SYNC_ATOMIC:
+ *    mpidi_ch3_hybrid_pre.h, where CH3's packet union needs them;
  *  - a PUT header sent on a queue pair: MPIDI_CH3I_Hy_header_t in mpidi_ch3_hybrid.h (it embeds
  *    CH3's packet);
  *  - the private data of a queue pair's connection (MPA Initiate and Accept): here. The
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MPIDI_CH3I_HY_PROTO_VERSION 2
+#define MPIDI_CH3I_HY_PROTO_VERSION 3
 #define MPIDI_CH3I_HY_NONCE_BYTES 16
 #define MPIDI_CH3I_HY_PROOF_BYTES 32
 

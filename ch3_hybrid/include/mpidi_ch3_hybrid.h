@@ -43,6 +43,7 @@ typedef struct {
 } MPIDI_CH3I_Hy_header_t;
 
 #define MPIDI_CH3I_HY_HEADER_CREDITS 64 /* receives each QP keeps posted for the peer's headers */
+#define MPIDI_CH3I_HY_ATOMIC_SLOTS 64   /* RNIC atomics in flight per QP, at most (their results) */
 
 /* Registered memory of one QP (lkey mem_mr->lkey): the receive count the peer reads as its
  * credit, the headers we send and receive, and where our Reads of the peer's count land. */
@@ -51,6 +52,7 @@ typedef struct MPIDI_CH3I_Hy_qp_mem {
     uint32_t credit_read[MPIDI_CH3I_HY_HEADER_CREDITS];
     MPIDI_CH3I_Hy_header_t send[MPIDI_CH3I_HY_HEADER_CREDITS];
     MPIDI_CH3I_Hy_header_t recv[MPIDI_CH3I_HY_HEADER_CREDITS];
+    uint64_t atomic_result[MPIDI_CH3I_HY_ATOMIC_SLOTS]; /* the target word's value before our atomic */
 } MPIDI_CH3I_Hy_qp_mem;
 
 /* ---- configuration (hy_cvars.c) ---- */
@@ -97,6 +99,7 @@ typedef struct {
     int failed;               /* the RNIC could not be opened: RDMA is off for this process */
     /* MPI_T counters (hy_pvars.c) */
     unsigned long long puts, gets;      /* operations whose data RDMA placed */
+    unsigned long long atomics;         /* FOP and CAS carried by RNIC atomics */
     unsigned long long bytes;           /* their data */
     unsigned long long fallbacks;       /* RDMA operations that failed and went over SCTP instead */
     unsigned long long qp_headers;      /* PUT headers sent as Sends on the QP */
@@ -123,6 +126,10 @@ int MPIDI_CH3I_Hy_qp_failed(MPIDI_VC_t * vc);     /* into FAILED unless failed a
 /* ---- windows: ours registered, peers' by handle (hy_window.c) ---- */
 /* The STag covering [addr, addr+len) of the peer's window `handle`, or 0. */
 uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len);
+/* ... for an RNIC atomic on the 8 bytes at addr: 0 unless the window was created with the info
+ * key MPIDI_CH3I_HY_ATOMICS_INFO on every member (hy_window.c) and addr is 8-byte aligned. */
+uint32_t MPIDI_CH3I_Hy_atomic_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr);
+#define MPIDI_CH3I_HY_ATOMICS_INFO "ch3_hybrid_rnic_atomics"
 void MPIDI_CH3I_Hy_win_fns(MPIDI_CH3U_Win_fns_t * win_fns);         /* extension hooks */
 void MPIDI_CH3I_Hy_win_hooks(MPIDI_CH3U_Win_hooks_t * win_hooks);
 
@@ -149,6 +156,8 @@ typedef enum {
                                     * posted; then the header as `placed`, or all of it on SCTP;
                                     * or (on_qp) Write + header Send + Read: then nothing more */
     MPIDI_CH3I_HY_HELD_RDMA_GET, /* Read posted; then GET_PLACED, or the GET on SCTP */
+    MPIDI_CH3I_HY_HELD_RDMA_ATOMIC, /* a FOP or CAS as an RNIC atomic; then finished here as CH3
+                                     * finishes its response, or (never sent) on SCTP */
     MPIDI_CH3I_HY_HELD_LOCAL_ACK /* the acknowledgement of a flush or unlock that RDMA proved
                                   * (hy_placed.c), given here once all ahead of it left; pkt is
                                   * the FLUSH to send instead if a put ahead was resent */
@@ -185,6 +194,11 @@ typedef struct MPIDI_CH3I_Hy_held {
     int acked_here;              /* RDMA_WRITE (PUT): the FLUSH or UNLOCK flag taken off its header,
                                   * since the origin acknowledges it itself (hy_placed.c) */
     unsigned resent_before;      /* LOCAL_ACK: its window's resends when it was held */
+    unsigned slot;               /* RDMA_ATOMIC: where its result lands (qp_mem's atomic_result) */
+    uint64_t atomic_index;       /* RDMA_ATOMIC: which of our atomics on this QP (from 0) */
+    int not_sent;                /* RDMA_ATOMIC, FAILED: the peer never saw it (IWV_WC_NOT_SENT) */
+    int original_known;          /* RDMA_ATOMIC, FAILED: the peer ran it and said what it returned */
+    uint64_t original;           /* ... that value (QP_SYNC_ATOMIC) */
 } MPIDI_CH3I_Hy_held;
 
 /* ---- RDMA transfers (hy_rdma.c): each posted transfer is returned for the caller to hold ---- */
@@ -199,6 +213,13 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, in
 enum { MPIDI_CH3I_HY_GET_SCTP = 0, MPIDI_CH3I_HY_GET_POSTED, MPIDI_CH3I_HY_GET_ASK_WRITE };
 int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIDI_CH3I_Hy_held ** posted,
                           MPIDI_CH3_Pkt_t * instead);
+/* This FOP or CAS (one header, iov[0]) posted as an RNIC atomic (hy_atomic.c), or NULL: SCTP. */
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_atomic(MPIDI_VC_t * vc, struct iovec *iov, int n);
+/* Its completion came: finish it as CH3 finishes its response, or fail it (hy_placed.c); the
+ * packets the target must then get (the FOP or CAS itself if it never went, a FLUSH, a
+ * DECR_AT_COUNTER) are in send[0..*nsend), for the caller to send in that order. */
+int MPIDI_CH3I_Hy_atomic_done(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, MPIDI_CH3_Pkt_t send[2],
+                              int *nsend);
 /* At the target of a GET_WRITE: CH3's GET response (header in sreq->dev.pending_pkt, data iov[1])
  * posted as an RDMA Write to the origin's buffer, or NULL to send it on SCTP. */
 MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request * sreq,

@@ -30,6 +30,11 @@ typedef struct MPIDI_CH3I_Hy_vc {
     uint64_t peer_posted_addr;     /* where the peer counts them (0: unknown, headers stay on SCTP) */
     uint32_t peer_posted_stag;
     unsigned headers_done;         /* headers from the peer handled */
+    /* RNIC atomics to the peer (FOP and CAS, hy_rdma.c): posted on its QP, in order from 0; of
+     * them, completed with their result (a prefix: completions come in order); in flight. */
+    uint64_t atomics_posted, atomics_answered;
+    unsigned atomics_in_flight;
+    uint64_t peer_atomics_done;    /* the peer's answer (SYNC_ANSWERED): how many of them it ran */
     int recv_control;              /* the SCTP packet being handled is of the control class */
     struct MPIDI_CH3I_Hy_deferred *deferred_head, *deferred_tail; /* arrived before their predecessors */
     unsigned n_deferred;
@@ -48,7 +53,9 @@ typedef struct MPIDI_CH3I_Hy_vc {
  * GET to be answered by an RDMA Write into the origin buffer (MPIR_CVAR_CH3_HYBRID_GET_MODE=write).
  * CONNECT_ME: from the higher side, "connect a queue pair to me, proving it with this nonce"; from
  * the lower side, "send me your nonce" (hy_device.c). QP_SYNC: "our queue pair broke: how many
- * of my PUT headers did you handle?", answered by QP_SYNC_ACK (hy_placed.c). */
+ * of my PUT headers did you handle, and which of my atomics from number `atomics` on did you
+ * run?", answered by a QP_SYNC_ATOMIC (index, original value) for each atomic that ran, then
+ * QP_SYNC_ACK with both counts (hy_hold.c). */
 #define MPIDI_CH3_PKT_ENUM                      \
     MPIDI_CH3_PKT_HY_PUT_PLACED,                \
     MPIDI_CH3_PKT_HY_GET_PLACED,                \
@@ -56,6 +63,7 @@ typedef struct MPIDI_CH3I_Hy_vc {
     MPIDI_CH3_PKT_HY_GET_WRITE,                 \
     MPIDI_CH3_PKT_HY_CONNECT_ME,                \
     MPIDI_CH3_PKT_HY_QP_SYNC,                   \
+    MPIDI_CH3_PKT_HY_QP_SYNC_ATOMIC,            \
     MPIDI_CH3_PKT_HY_QP_SYNC_ACK
 
 /* GET_WRITE: CH3's GET packet (type GET_WRITE) plus where the answer goes. */
@@ -68,7 +76,12 @@ typedef struct MPIDI_CH3I_Hy_vc {
     struct {                                    \
         MPIDI_CH3_Pkt_type_t type;              \
         unsigned headers_done;                  \
+        uint64_t atomics;                       \
     } hy_sync;                                  \
+    struct {                                    \
+        MPIDI_CH3_Pkt_type_t type;              \
+        uint64_t index, original;               \
+    } hy_sync_atomic;                           \
     struct {                                    \
         MPIDI_CH3_Pkt_type_t type;              \
         uint8_t nonce[MPIDI_CH3I_HY_NONCE_BYTES]; \

@@ -44,6 +44,10 @@ static void count(const MPIDI_CH3I_Hy_held * h, int failed)
         r->fallbacks++;
         return;
     }
+    if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_ATOMIC) {
+        r->atomics++;
+        return;
+    }
     if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_WRITE && h->placed == MPIDI_CH3_PKT_HY_PUT_PLACED)
         r->puts++;
     else
@@ -65,12 +69,13 @@ static void take_credit(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h)
 
 static int release(MPIDI_VC_t * vc);
 
-static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned headers_done)
+static int send_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_type_t type, unsigned headers_done, uint64_t atomics)
 {
     MPIDI_CH3_Pkt_t pkt;
     memset(&pkt, 0, sizeof(pkt));
     pkt.type = type;
     pkt.hy_sync.headers_done = headers_done;
+    pkt.hy_sync.atomics = atomics;
     /* Not held: the sender's held packets wait for exactly this answer. */
     return send_copied(vc, &pkt, sizeof(pkt));
 }
@@ -135,6 +140,48 @@ int MPIDI_CH3I_Hy_sync_deadlines(void)
     return 0;
 }
 
+/* At the target of QP_SYNC, our end closed: which of the peer's atomics from number `from` on our
+ * RNIC ran, each with the value it returned (QP_SYNC_ATOMIC), then the counts (QP_SYNC_ACK). The
+ * peer has at most MPIDI_CH3I_HY_ATOMIC_SLOTS in flight, all within the RNIC's log. */
+typedef char hy_atomics_in_flight_fit_the_log[MPIDI_CH3I_HY_ATOMIC_SLOTS <= IWV_ATOMIC_LOG ? 1 : -1];
+static int tell_atomics_run(MPIDI_VC_t * vc, uint64_t from)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint64_t done = vc->ch.hy.qp ? iwv_qp_atomics_done(vc->ch.hy.qp) : 0;
+    for (uint64_t i = from; i < done && !mpi_errno; i++) {
+        MPIDI_CH3_Pkt_t pkt;
+        memset(&pkt, 0, sizeof(pkt));
+        pkt.type = MPIDI_CH3_PKT_HY_QP_SYNC_ATOMIC;
+        pkt.hy_sync_atomic.index = i;
+        if (iwv_qp_atomic_original(vc->ch.hy.qp, i, &pkt.hy_sync_atomic.original) == 0)
+            mpi_errno = send_copied(vc, &pkt, sizeof(pkt));   /* not held: answers go at once */
+    }
+    return MPIDI_CH3I_FIRST_ERROR(mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK,
+                                                       vc->ch.hy.headers_done, done));
+}
+
+/* At the origin: what one of our atomics on the broken QP returned at the peer. Kept with its
+ * held entry, which leaves once the QP_SYNC_ACK came; one we did not ask about is ignored. */
+static int qp_sync_atomic(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,
+                          MPIR_Request ** rreqp)
+{
+    (void) data;
+    *buflen = 0;
+    *rreqp = NULL;
+    if (vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ASKED)
+        for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
+            if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_ATOMIC && h->state == MPIDI_CH3I_HY_HELD_FAILED &&
+                h->atomic_index == pkt->hy_sync_atomic.index) {
+                h->original = pkt->hy_sync_atomic.original;
+                h->original_known = 1;
+                return MPI_SUCCESS;
+            }
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d reported the result of atomic %llu, which "
+                      "this rank did not ask about; ignored", vc->pg_rank,
+                      (unsigned long long) pkt->hy_sync_atomic.index);
+    return MPI_SUCCESS;
+}
+
 /* QP_SYNC, at the target: close our end first, so that no header lands after the count we
  * answer (the peer resends the rest). A header still deferred then waits for control packets the
  * peer says it never sent (it sends QP_SYNC after all of them): it is dropped, not handled, since
@@ -158,7 +205,7 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
                               "dropped and it sends them again", vc->pg_rank);
             MPIDI_CH3I_Hy_drop_deferred(vc);
         }
-        return send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC_ACK, vc->ch.hy.headers_done);
+        return tell_atomics_run(vc, pkt->hy_sync.atomics);
     }
     if (vc->ch.hy.state != MPIDI_CH3I_HY_QP_SYNC_ASKED) {
         MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d answered a queue-pair question this "
@@ -166,17 +213,23 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
         return MPI_SUCCESS;
     }
     vc->ch.hy.peer_headers_done = pkt->hy_sync.headers_done;
+    vc->ch.hy.peer_atomics_done = pkt->hy_sync.atomics;
     sync_settled(vc);
     MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ANSWERED);
-    int unsure = 0, handled = 0;
+    int unsure = 0, handled = 0, atomics = 0, ran = 0;
     for (MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
-        if (h->on_qp && h->state == MPIDI_CH3I_HY_HELD_FAILED) {
+        if (h->state != MPIDI_CH3I_HY_HELD_FAILED)
+            continue;
+        else if (h->on_qp) {
             unsure++;
             handled += hy_header_handled(vc->ch.hy.peer_headers_done, h->seq);
+        } else if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_ATOMIC && !h->not_sent) {
+            atomics++;
+            ran += h->atomic_index < vc->ch.hy.peer_atomics_done;
         }
-    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d had handled %d of the %d PUT headers in "
-                      "flight on the broken queue pair; the other PUTs go again over SCTP",
-                      vc->pg_rank, handled, unsure);
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d had handled %d of the %d PUT headers and "
+                      "run %d of the %d atomics in flight on the broken queue pair; the others go "
+                      "again over SCTP", vc->pg_rank, handled, unsure, ran, atomics);
     return release(vc);
 }
 
@@ -186,14 +239,18 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
  * answers, and so do we (a transfer refused by a full queue leaves the QP READY). */
 static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 {
-    hy_head_action a = hy_head_next(h->pending, h->on_qp, h->state == MPIDI_CH3I_HY_HELD_FAILED,
+    /* Only the peer knows whether it handled a header that went on the QP, or ran an atomic
+     * that went out; an atomic not sent (or any other transfer) is simply sent again. */
+    const int peer_knows = h->on_qp || (h->kind == MPIDI_CH3I_HY_HELD_RDMA_ATOMIC && !h->not_sent);
+    hy_head_action a = hy_head_next(h->pending, peer_knows, h->state == MPIDI_CH3I_HY_HELD_FAILED,
                                     vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ASKED,
                                     vc->ch.hy.state == MPIDI_CH3I_HY_QP_SYNC_ANSWERED);
     if (a == HY_HEAD_ASK) {
         MPIDI_CH3I_Hy_close_qp(vc);     /* READY (or already FAILED) -> FAILED */
         MPIDI_CH3I_Hy_qp_to(vc, MPIDI_CH3I_HY_QP_SYNC_ASKED);
         sync_asked(vc);
-        *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0));
+        *mpi_errno = MPIDI_CH3I_FIRST_ERROR(*mpi_errno, send_sync(vc, MPIDI_CH3_PKT_HY_QP_SYNC, 0,
+                                                                  vc->ch.hy.atomics_answered));
     }
     return a == HY_HEAD_LEAVES;
 }
@@ -253,6 +310,15 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
                 h->pkt.type = MPIDI_CH3_PKT_HY_GET_PLACED;
             mpi_errno = send_copied(vc, &h->pkt, sizeof(h->pkt));
             break;
+        case MPIDI_CH3I_HY_HELD_RDMA_ATOMIC: {
+            MPIDI_CH3_Pkt_t send[2];
+            int nsend;
+            count(h, failed);
+            mpi_errno = MPIDI_CH3I_Hy_atomic_done(vc, h, send, &nsend);
+            for (int i = 0; i < nsend; i++)
+                mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, send_copied(vc, &send[i], sizeof(send[i])));
+            break;
+        }
         case MPIDI_CH3I_HY_HELD_LOCAL_ACK: {
             /* Every put ahead of it has been placed, unless one failed and went again on SCTP:
              * then only the target can say, and it is asked (h->pkt is that FLUSH). */
@@ -296,12 +362,16 @@ static void completed(const struct iwv_wc *wc)
         return;
     }
     if (wc->status != IWV_WC_SUCCESS) {
+        if (h->state != MPIDI_CH3I_HY_HELD_FAILED)
+            h->not_sent = (wc->wc_flags & IWV_WC_NOT_SENT) != 0;
         MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_FAILED);
         /* The QP is broken (flushed WRs follow): this peer's RMA goes on SCTP from now on. */
         if (MPIDI_CH3I_Hy_qp_failed(vc))
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "RDMA to rank %d failed (status %d); its "
                               "one-sided traffic continues over SCTP", vc->pg_rank, (int) wc->status);
     }
+    else if (h->kind == MPIDI_CH3I_HY_HELD_RDMA_ATOMIC)
+        vc->ch.hy.atomics_answered = h->atomic_index + 1;
     if (--h->pending == 0)
         MPIDI_CH3I_Hy_rnic.in_flight--;
     MPIDI_CH3I_Raise_error(release(vc));
@@ -316,6 +386,7 @@ static void vc_lost(MPIDI_VC_t * vc, int mpi_errno)
     sync_settled(vc);
     vc->ch.hy.held_head = vc->ch.hy.held_tail = NULL;
     vc->ch.hy.held_sctp = 0;
+    vc->ch.hy.atomics_in_flight = 0;
     MPIDI_CH3I_Hy_drop_deferred(vc);
     /* Into ERR first: the RNIC places nothing more into the buffers dropped below, and the
      * abandoned transfers' completions come at once, flushed. */
@@ -464,6 +535,11 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
     }
     if (ack_packet_here(vc, pkt, mpi_errno))
         return 1;
+    if ((pkt->type == MPIDI_CH3_PKT_FOP_IMMED || pkt->type == MPIDI_CH3_PKT_CAS_IMMED) &&
+        (h = MPIDI_CH3I_Hy_try_atomic(vc, iov, n)) != NULL) {
+        hold(vc, h);    /* its effect on the window's record: none (hy_placed.c) */
+        return 1;
+    }
     if (pkt->type == MPIDI_CH3_PKT_GET) {
         switch (MPIDI_CH3I_Hy_try_get(vc, iov, n, &h, &instead)) {
             case MPIDI_CH3I_HY_GET_POSTED:
@@ -539,6 +615,7 @@ static void register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
 {
     MPIDI_CH3I_Hy_register_handlers(table);
     table[MPIDI_CH3_PKT_HY_QP_SYNC] = table[MPIDI_CH3_PKT_HY_QP_SYNC_ACK] = qp_sync;
+    table[MPIDI_CH3_PKT_HY_QP_SYNC_ATOMIC] = qp_sync_atomic;
 }
 
 /* PUT headers on a QP name how many SCTP control packets went before them. */

@@ -377,9 +377,31 @@ void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t 
 
 /* Only control packets are ordered with headers (MPI orders nothing between point-to-point and
  * one-sided traffic), so messages matched by MPI pay nothing here. */
+/* CH3 applies an accumulate-family packet to the window with plain loads and stores, in its
+ * handler; the RNIC's standby thread (progress=standby) runs atomics on the same memory while
+ * this process is away. So before such a packet, a service under way ends and none starts while
+ * the handler runs (iwv_device_owner_back): RNIC atomics stay atomic against CH3's accumulates. */
+static int applies_accumulate(const MPIDI_CH3_Pkt_t * pkt)
+{
+    switch (pkt->type) {
+        case MPIDI_CH3_PKT_ACCUMULATE:
+        case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+        case MPIDI_CH3_PKT_GET_ACCUM:
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+        case MPIDI_CH3_PKT_FOP:
+        case MPIDI_CH3_PKT_FOP_IMMED:
+        case MPIDI_CH3_PKT_CAS_IMMED:
+            return 1;
+        default:
+            return 0;
+    }
+}
+
 void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
     sctpm_key key;
+    if (MPIDI_CH3I_Hy_rnic.dev && applies_accumulate(pkt))
+        iwv_device_owner_back(MPIDI_CH3I_Hy_rnic.dev);
     MPIDI_CH3I_Key_of(pkt, NULL, &key);
     vc->ch.hy.recv_control = key.cls;
     if (key.cls && vc->ch.hy.qp)
@@ -410,4 +432,113 @@ void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
     table[MPIDI_CH3_PKT_HY_GET_RESP_PLACED] = get_resp_placed;
     plain_get_resp = MPIDI_CH3I_Pkt_wrap(table, MPIDI_CH3_PKT_GET_RESP, get_resp);
     table[MPIDI_CH3_PKT_HY_CONNECT_ME] = MPIDI_CH3I_Hy_pkt_connect_me;
+}
+
+/* ---- FOP and CAS that RNIC atomics carried (posted in hy_rdma.c) ---- */
+
+/* The atomic's original value came: run CH3's response handler on the response the target's CH3
+ * would have sent, acknowledging a flush if the operation asked for one (its completion proves
+ * that it, and every RDMA operation before it, took effect there). */
+static int atomic_answered(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, int rank, const uint64_t * value)
+{
+    const MPIDI_CH3_Pkt_t *op = &h->pkt;
+    const int cas = op->type == MPIDI_CH3_PKT_CAS_IMMED;
+    MPIDI_CH3_Pkt_t resp;
+    MPIR_Request *unused = NULL;
+    intptr_t buflen = 0;
+    memset(&resp, 0, sizeof(resp));
+    if (cas) {
+        resp.type = MPIDI_CH3_PKT_CAS_RESP_IMMED;
+        resp.cas_resp.request_handle = op->cas.request_handle;
+        resp.cas_resp.target_rank = rank;
+        resp.cas_resp.pkt_flags = (op->cas.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
+        memcpy(&resp.cas_resp.info.data, value, 8);
+        MPIDI_CH3I_Answered(vc, op->cas.request_handle);
+        return MPIDI_CH3_PktHandler_CASResp(vc, &resp, NULL, &buflen, &unused);
+    }
+    resp.type = MPIDI_CH3_PKT_FOP_RESP_IMMED;
+    resp.fop_resp.request_handle = op->fop.request_handle;
+    resp.fop_resp.target_rank = rank;
+    resp.fop_resp.pkt_flags = (op->fop.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
+    memcpy(&resp.fop_resp.info.data, value, 8);
+    MPIDI_CH3I_Answered(vc, op->fop.request_handle);
+    return MPIDI_CH3_PktHandler_FOPResp(vc, &resp, NULL, &buflen, &unused);
+}
+
+/* The queue pair broke after the atomic went out, and the peer said it ran it but not what it
+ * returned (its RNIC's log no longer had it: cannot happen while MPIDI_CH3I_HY_ATOMIC_SLOTS <=
+ * IWV_ATOMIC_LOG). An atomic is not idempotent, so it is neither resent nor given a made-up
+ * result: its request fails with an error naming that; a flush it carried is asked of the target
+ * instead, so that the flush itself completes. */
+static int atomic_unknown(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, MPI_Win source_win, int rank,
+                          MPIDI_CH3_Pkt_t * send, int *nsend)
+{
+    const MPIDI_CH3_Pkt_t *op = &h->pkt;
+    const int cas = op->type == MPIDI_CH3_PKT_CAS_IMMED;
+    const MPI_Request handle = cas ? op->cas.request_handle : op->fop.request_handle;
+    const int flags = cas ? op->cas.pkt_flags : op->fop.pkt_flags;
+    MPIR_Request *req;
+    int mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                         MPI_ERR_OTHER, "**ch3|hybrid|atomic", "**ch3|hybrid|atomic %d",
+                                         rank);
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "the queue pair to rank %d broke while an RNIC atomic "
+                      "was in flight; whether rank %d applied it is unknown, so the operation fails",
+                      rank, rank);
+    MPIR_Request_get_ptr(handle, req);
+    MPIDI_CH3I_Answered(vc, handle);
+    if (req)
+        MPIDI_CH3I_Complete_with_error(req, mpi_errno);
+    if (flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) {
+        MPIDI_CH3_Pkt_t *flush = &send[(*nsend)++];
+        memset(flush, 0, sizeof(*flush));
+        flush->type = MPIDI_CH3_PKT_FLUSH;
+        flush->flush.target_win_handle = cas ? op->cas.target_win_handle : op->fop.target_win_handle;
+        flush->flush.source_win_handle = source_win;
+    }
+    return mpi_errno;
+}
+
+int MPIDI_CH3I_Hy_atomic_done(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, MPIDI_CH3_Pkt_t send[2],
+                              int *nsend)
+{
+    const MPIDI_CH3_Pkt_t *op = &h->pkt;
+    const int cas = op->type == MPIDI_CH3_PKT_CAS_IMMED;
+    const int flags = cas ? op->cas.pkt_flags : op->fop.pkt_flags;
+    const MPI_Win target_win = cas ? op->cas.target_win_handle : op->fop.target_win_handle;
+    const int failed = h->state == MPIDI_CH3I_HY_HELD_FAILED;
+    MPIR_Request *req;
+    MPIR_Win *win_ptr;
+    MPI_Win source_win;
+    int rank, mpi_errno;
+
+    *nsend = 0;
+    vc->ch.hy.atomics_in_flight--;
+    /* A failed atomic that went out: the peer's QP_SYNC answer says whether it ran (hy_hold.c). */
+    if (failed && (h->not_sent || h->atomic_index >= vc->ch.hy.peer_atomics_done)) {
+        /* The target never saw it, or never ran it: the FOP or CAS goes to its CH3 as usual. */
+        MPIDI_CH3I_Hy_note_issued(vc, op);
+        send[(*nsend)++] = h->pkt;
+        return MPI_SUCCESS;
+    }
+    MPIR_Request_get_ptr(cas ? op->cas.request_handle : op->fop.request_handle, req);
+    source_win = req->dev.source_win_handle;    /* the request is gone once completed */
+    MPIR_Win_get_ptr(source_win, win_ptr);
+    rank = MPIDI_CH3I_Win_rank_of(win_ptr, vc);
+    MPIR_Assert(rank >= 0);
+    if (!failed)
+        mpi_errno = atomic_answered(vc, h, rank, &vc->ch.hy.mem->atomic_result[h->slot]);
+    else if (h->original_known)
+        mpi_errno = atomic_answered(vc, h, rank, &h->original);
+    else
+        mpi_errno = atomic_unknown(vc, h, source_win, rank, send, nsend);
+    if (flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER) {
+        /* The end of an access epoch (PSCW): the target still counts it. */
+        MPIDI_CH3_Pkt_t *decr = &send[(*nsend)++];
+        memset(decr, 0, sizeof(*decr));
+        decr->type = MPIDI_CH3_PKT_DECR_AT_COUNTER;
+        decr->decr_at_cnt.target_win_handle = target_win;
+        decr->decr_at_cnt.source_win_handle = source_win;
+        decr->decr_at_cnt.pkt_flags = MPIDI_CH3_PKT_FLAG_NONE;
+    }
+    return mpi_errno;
 }

@@ -396,3 +396,95 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request
     }
     return h;
 }
+
+/* ---- FOP and CAS as RNIC atomics (RFC 7306) ---- */
+
+/* The predefined types an RNIC atomic carries: 8-byte integers (two's complement, so FetchAdd
+ * serves signed and unsigned alike). */
+static int atomic_type(MPI_Datatype t)
+{
+#ifdef MPIR_INT64
+    /* MPICH 5 gives CH3 its internal handles: the type's class and size, with the index kept */
+    if (MPIR_DATATYPE_IS_INTERNAL(t))
+        return MPIR_DATATYPE_GET_RAW_INTERNAL(t) == MPIR_INT64 ||
+            MPIR_DATATYPE_GET_RAW_INTERNAL(t) == MPIR_UINT64;
+#endif
+    return t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_LONG || t == MPI_UNSIGNED_LONG ||
+        t == MPI_LONG_LONG || t == MPI_LONG_LONG_INT || t == MPI_UNSIGNED_LONG_LONG ||
+        t == MPI_AINT || t == MPI_OFFSET || t == MPI_COUNT || t == MPI_INTEGER8;
+}
+
+/* The work request a FOP or CAS becomes, from its packet; 0 if no atomic does its operation
+ * (MPI_MAX and the others, or another type). */
+static int atomic_wr(const MPIDI_CH3_Pkt_t * pkt, struct iwv_send_wr *wr)
+{
+    uint64_t operand;
+    if (pkt->type == MPIDI_CH3_PKT_CAS_IMMED) {
+        if (!atomic_type(pkt->cas.datatype))
+            return 0;
+        wr->opcode = IWV_WR_ATOMIC_CMP_AND_SWP;
+        memcpy(&wr->atomic.compare_add, &pkt->cas.compare_data, 8);
+        memcpy(&wr->atomic.swap, &pkt->cas.origin_data, 8);
+        wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->cas.addr;
+        return 1;
+    }
+    if (pkt->type != MPIDI_CH3_PKT_FOP_IMMED || !atomic_type(pkt->fop.datatype))
+        return 0;
+    memcpy(&operand, &pkt->fop.info.data, 8);
+    wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->fop.addr;
+    if (pkt->fop.op == MPI_SUM || pkt->fop.op == MPI_NO_OP) {
+        wr->opcode = IWV_WR_ATOMIC_FETCH_AND_ADD;
+        wr->atomic.compare_add = pkt->fop.op == MPI_SUM ? operand : 0;
+        return 1;
+    }
+    if (pkt->fop.op == MPI_REPLACE) {
+        wr->opcode = IWV_WR_ATOMIC_SWAP;
+        wr->atomic.swap = operand;
+        return 1;
+    }
+    return 0;
+}
+
+MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_atomic(MPIDI_VC_t * vc, struct iovec *iov, int n)
+{
+    const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
+    const int cas = pkt->type == MPIDI_CH3_PKT_CAS_IMMED;
+    const int flags = cas ? pkt->cas.pkt_flags : pkt->fop.pkt_flags;
+    const MPI_Win win = cas ? pkt->cas.target_win_handle : pkt->fop.target_win_handle;
+    MPIDI_CH3I_Hy_acks_t *acks;
+    MPIDI_CH3I_Hy_held *h;
+    struct iwv_send_wr wr;
+    struct iwv_sge result;
+    memset(&wr, 0, sizeof(wr));
+    /* A lock to take or release is the target CH3's to do; an SCTP operation to this window not
+     * yet acknowledged could still be on its way, and an atomic must not pass it (MPI orders
+     * accumulates from one origin to one location). */
+    if (n != 1 || lock_requested(flags) || (flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK) ||
+        !atomic_wr(pkt, &wr) || !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
+        return NULL;
+    wr.atomic.rkey = MPIDI_CH3I_Hy_atomic_stag_for(vc, win, (const void *) (uintptr_t) wr.atomic.remote_addr);
+    if (!wr.atomic.rkey || !rdma_usable(vc, 8, 0) || !vc->ch.hy.mem ||
+        vc->ch.hy.atomics_in_flight >= MPIDI_CH3I_HY_ATOMIC_SLOTS)
+        return NULL;
+    if (!(h = MPIDI_CH3I_Hy_held_new(MPIDI_CH3I_HY_HELD_RDMA_ATOMIC)))
+        return NULL;
+    MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_POSTED);
+    memcpy(&h->pkt, pkt, sizeof(h->pkt));
+    h->len = 8;
+    h->atomic_index = vc->ch.hy.atomics_posted;
+    h->slot = (unsigned) (h->atomic_index % MPIDI_CH3I_HY_ATOMIC_SLOTS);
+    result.addr = (uint64_t) (uintptr_t) & vc->ch.hy.mem->atomic_result[h->slot];
+    result.length = 8;
+    result.lkey = vc->ch.hy.mem_mr->lkey;
+    wr.wr_id = (uint64_t) (uintptr_t) h;
+    wr.sg_list = &result;
+    wr.num_sge = 1;
+    wr.send_flags = IWV_SEND_SIGNALED;
+    if (!post(vc, h, &wr, NULL)) {
+        MPIDI_CH3I_Hy_held_free(h);
+        return NULL;
+    }
+    vc->ch.hy.atomics_posted++;
+    vc->ch.hy.atomics_in_flight++;
+    return h;
+}

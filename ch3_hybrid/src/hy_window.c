@@ -13,6 +13,7 @@ typedef struct MPIDI_CH3I_Hy_remote_win {
     uintptr_t base;
     MPI_Aint size;
     uint32_t stag;
+    int atomics;                /* FOP and CAS to it may be RNIC atomics (every member asked) */
     MPIDI_CH3I_Hy_acks_t acks;  /* what our flushes to it may complete without the peer */
 } MPIDI_CH3I_Hy_remote_win;
 
@@ -20,10 +21,29 @@ typedef struct MPIDI_CH3I_Hy_remote_win {
 typedef struct {
     uint32_t stag;              /* 0: no registered memory (or no RNIC) */
     uint16_t sctp_port, udp_port;
+    uint16_t atomics;           /* asked for RNIC atomics, and its RNIC may run them (see below) */
     char addr[64];              /* "" if this process has no RNIC */
 } hy_member_info;
 
-static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Aint size, uint32_t stag)
+/* The window's info asks for FOP and CAS by RNIC atomics (README, "RNIC atomics"). The target's
+ * RNIC runs them with the CPU's compare-and-swap, under its device lock; CH3 applies every other
+ * accumulate at the target with plain loads and stores, from the owner's progress engine. The
+ * two exclude each other only while the RNIC runs in the owner's progress engine or in a
+ * standby thread that the owner's return waits for (caller and standby modes): with its own
+ * thread (progress=thread) the RNIC could change a word between CH3's load and store, so such
+ * a member declines, and then so does the window. */
+static int wants_atomics(MPIR_Info * info)
+{
+    char value[16];
+    int found = 0;
+    if (!info || MPIR_Info_get_impl(info, MPIDI_CH3I_HY_ATOMICS_INFO, sizeof(value), value, &found) ||
+        !found)
+        return 0;
+    return strcmp(value, "true") == 0 && !MPIDI_CH3I_Hy_config.progress_thread;
+}
+
+static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Aint size, uint32_t stag,
+                            int atomics)
 {
     MPIDI_CH3I_Hy_remote_win *w;
     HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
@@ -36,6 +56,7 @@ static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Ain
     w->base = (uintptr_t) base;
     w->size = size;
     w->stag = stag;
+    w->atomics = atomics;
     memset(&w->acks, 0, sizeof(w->acks));
 }
 
@@ -58,6 +79,16 @@ uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *add
         ? w->stag : 0;
 }
 
+uint32_t MPIDI_CH3I_Hy_atomic_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr)
+{
+    MPIDI_CH3I_Hy_remote_win *w;
+    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
+    /* A misaligned atomic would end the queue pair (RFC 7306 §8.2): such a word takes SCTP. */
+    if (!w || !w->atomics || ((uintptr_t) addr & 7) != 0)
+        return 0;
+    return MPIDI_CH3I_Hy_stag_for(vc, handle, addr, 8);
+}
+
 MPIDI_CH3I_Hy_acks_t *MPIDI_CH3I_Hy_acks_of(MPIDI_VC_t * vc, MPI_Win handle)
 {
     MPIDI_CH3I_Hy_remote_win *w;
@@ -70,7 +101,7 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
 {
     MPIR_Comm *comm;
     hy_member_info *all = NULL;
-    int mpi_errno, me, n;
+    int mpi_errno, me, n, atomics = 1;
 
     mpi_errno = MPIDI_CH3U_Win_gather_info(base, size, disp_unit, info, comm_ptr, win_ptr);
     if (mpi_errno)
@@ -84,9 +115,11 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
     if (MPIDI_CH3I_Hy_config.rdma && MPIDI_CH3I_Hy_open() == 0) {
         hy_member_info *mine = &all[me];
         MPIDI_CH3I_Hy_local_contact(mine->addr, sizeof(mine->addr), &mine->sctp_port, &mine->udp_port);
+        mine->atomics = (uint16_t) wants_atomics(info);
         if (size > 0 && base != NULL && base != MPI_BOTTOM) {
             (*win_ptr)->hy_mr = iwv_reg_mr(MPIDI_CH3I_Hy_rnic.pd, base, size, IWV_ACCESS_LOCAL_WRITE |
-                                           IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ);
+                                           IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ |
+                                           (mine->atomics ? IWV_ACCESS_REMOTE_ATOMIC : 0));
             if ((*win_ptr)->hy_mr) {
                 mine->stag = (*win_ptr)->hy_mr->rkey;
                 MPIDI_CH3I_Hy_remember_region((*win_ptr)->hy_mr); /* also as an origin buffer */
@@ -98,6 +131,8 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
     MPIR_ERR_CHECK(mpi_errno);
 
     MPIDI_CH3I_Hy_rnic.windows++;
+    for (int i = 0; i < n; i++)
+        atomics &= all[i].atomics != 0;
     for (int i = 0; i < n; i++) {
         MPIDI_VC_t *vc;
         if (i == me || all[i].addr[0] == '\0')
@@ -113,7 +148,7 @@ static int hy_gather_info(void *base, MPI_Aint size, int disp_unit, MPIR_Info * 
         if (all[i].stag)
             remember_window(vc, (*win_ptr)->basic_info_table[i].win_handle,
                             (*win_ptr)->basic_info_table[i].base_addr,
-                            (*win_ptr)->basic_info_table[i].size, all[i].stag);
+                            (*win_ptr)->basic_info_table[i].size, all[i].stag, atomics);
         if (MPIDI_CH3I_Hy_config.connect_all && MPIDI_CH3I_Hy_rnic.dev)
             MPIDI_CH3I_Hy_connect(vc);
     }
