@@ -20,7 +20,13 @@
  * (ch3:hybrid with progress=thread, whose RNIC thread could interleave with CH3's accumulates),
  * none.
  *
- * Usage: mpiexec -n 4 rma_atomics [iterations] [compute_ms]
+ * With a third argument `fence` or `pscw`, each round is an epoch of its own (MPI_Win_fence, or
+ * MPI_Win_post/start/complete/wait with rank 0 the target): one MPI_SUM, one MPI_REPLACE and one
+ * compare-and-swap attempt against the value the previous round's MPI_NO_OP read; the counter
+ * must then end at the number of attempts that matched, over all origins. Rank 0 takes part in
+ * every epoch, so it computes only before the first.
+ *
+ * Usage: mpiexec -n 4 rma_atomics [iterations] [compute_ms] [lockall|fence|pscw]
  */
 #define _POSIX_C_SOURCE 199309L
 #include <mpi.h>
@@ -58,6 +64,50 @@ static void expect_each_once(int64_t *v, int64_t *want, int n, const char *what)
                  (long long) v[i], (long long) want[i]);
 }
 
+enum sync { LOCKALL, FENCE, PSCW };
+static enum sync sync_mode = LOCKALL;
+static MPI_Group origins_group, target_group;
+
+/* An epoch-per-round mode's epoch boundaries; every rank calls them (rank 0 as the target). */
+static void epoch_open(MPI_Win win)
+{
+    if (sync_mode == FENCE)
+        CHK(MPI_Win_fence(0, win));
+    else if (rank == 0)
+        CHK(MPI_Win_post(origins_group, 0, win));
+    else
+        CHK(MPI_Win_start(target_group, 0, win));
+}
+
+static void epoch_close(MPI_Win win)
+{
+    if (sync_mode == FENCE)
+        CHK(MPI_Win_fence(0, win));
+    else if (rank == 0)
+        CHK(MPI_Win_wait(win));
+    else
+        CHK(MPI_Win_complete(win));
+}
+
+/* Rounds of one origin in an epoch each (fence, PSCW); returns its matched compare-and-swaps. */
+static int64_t origin_epochs(MPI_Win win, int iters, int64_t *summed, int64_t *replaced)
+{
+    const int64_t one = 1;
+    int64_t seen = 0, got = -1, matched = 0;
+    for (int i = 0; i < iters; i++) {
+        int64_t mine = (int64_t) rank * 1000000 + i + 1, next = seen + 1, fresh = -1;
+        epoch_open(win);
+        CHK(MPI_Fetch_and_op(&one, &summed[i], MPI_INT64_T, 0, SUMMED, MPI_SUM, win));
+        CHK(MPI_Compare_and_swap(&next, &seen, &got, MPI_INT64_T, 0, SWAPPED_BY_CAS, win));
+        CHK(MPI_Fetch_and_op(NULL, &fresh, MPI_INT64_T, 0, SWAPPED_BY_CAS, MPI_NO_OP, win));
+        CHK(MPI_Fetch_and_op(&mine, &replaced[i], MPI_INT64_T, 0, REPLACED, MPI_REPLACE, win));
+        epoch_close(win);
+        matched += got == seen;
+        seen = fresh;
+    }
+    return matched;
+}
+
 /* Rounds of one origin; its MPI_SUM and MPI_REPLACE results into summed[] and replaced[]. */
 static void origin_rounds(MPI_Win win, int iters, int size, int64_t *summed, int64_t *replaced)
 {
@@ -92,6 +142,7 @@ int main(int argc, char **argv)
 {
     int size, iters = argc > 1 ? atoi(argv[1]) : 200, compute_ms = argc > 2 ? atoi(argv[2]) : 300;
     int provided, total;
+    int64_t matched = 0, cas_total = 0;
     int64_t *words, *summed, *replaced, unmatched, final_sum, *all = NULL, *want = NULL;
     long long carried;
     MPI_Info info;
@@ -103,6 +154,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2 || iters < 1)
         FAIL("needs 2 or more ranks and 1 or more iterations");
+    if (argc > 3)
+        sync_mode = !strcmp(argv[3], "fence") ? FENCE : !strcmp(argv[3], "pscw") ? PSCW : LOCKALL;
+    {
+        MPI_Group world;
+        int zero = 0;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_excl(world, 1, &zero, &origins_group);
+        MPI_Group_incl(world, 1, &zero, &target_group);
+        MPI_Group_free(&world);
+    }
     total = (size - 1) * iters;
     MPI_Info_create(&info);
     MPI_Info_set(info, "ch3_hybrid_rnic_atomics", "true");
@@ -119,7 +180,20 @@ int main(int argc, char **argv)
         double until = now() + compute_ms / 1e3;
         while (now() < until)
             ;   /* computing: no MPI call */
-    } else {
+    }
+    if (sync_mode != LOCKALL) {
+        if (sync_mode == FENCE)
+            CHK(MPI_Win_fence(0, win));
+        if (rank == 0)
+            for (int i = 0; i < iters; i++) {
+                epoch_open(win);
+                epoch_close(win);
+            }
+        else
+            matched = origin_epochs(win, iters, summed, replaced);
+        if (sync_mode == FENCE)
+            CHK(MPI_Win_fence(0, win));
+    } else if (rank != 0) {
         const int64_t wrong = 12345, other = 999;
         CHK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
         if (rank == 1) {
@@ -132,12 +206,14 @@ int main(int argc, char **argv)
         origin_rounds(win, iters, size, summed, replaced);
     }
     CHK(MPI_Barrier(MPI_COMM_WORLD));   /* every origin's rounds are flushed */
-    if (rank != 0) {
+    if (rank != 0 && sync_mode == LOCKALL) {
         CHK(MPI_Fetch_and_op(NULL, &final_sum, MPI_INT64_T, 0, SUMMED, MPI_NO_OP, win));
         CHK(MPI_Win_flush(0, win));
         if (final_sum != total)
             FAIL("MPI_NO_OP read the counter as %lld, expected %d", (long long) final_sum, total);
         CHK(MPI_Win_unlock_all(win));
+    }
+    if (rank != 0) {
         carried = pvar_counter("ch3_hybrid_rdma_atomics");
         if (getenv("RMA_EXPECT_RNIC_ATOMICS") && carried <= 0)
             FAIL("no operation went by RNIC atomic (ch3_hybrid_rdma_atomics %lld)", carried);
@@ -165,14 +241,18 @@ int main(int argc, char **argv)
         }
         CHK(MPI_Gatherv(replaced, rank ? iters : 0, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
                         MPI_COMM_WORLD));
+        CHK(MPI_Reduce(&matched, &cas_total, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD));
         free(counts);
         free(displs);
     }
     CHK(MPI_Barrier(MPI_COMM_WORLD));   /* every origin's epoch has ended */
     if (rank == 0) {
-        if (words[SUMMED] != total || words[SWAPPED_BY_CAS] != total)
-            FAIL("counters %lld (MPI_SUM) and %lld (compare-and-swap), expected %d each",
-                 (long long) words[SUMMED], (long long) words[SWAPPED_BY_CAS], total);
+        if (sync_mode == LOCKALL)
+            cas_total = total;  /* each origin's loop succeeds once per round */
+        if (words[SUMMED] != total || words[SWAPPED_BY_CAS] != cas_total)
+            FAIL("counters %lld (MPI_SUM) and %lld (compare-and-swap), expected %d and %lld",
+                 (long long) words[SUMMED], (long long) words[SWAPPED_BY_CAS], total,
+                 (long long) cas_total);
         if (words[UNMATCHED] != 0)
             FAIL("a compare that did not match changed the word to %lld", (long long) words[UNMATCHED]);
         all[total] = words[REPLACED];
@@ -181,8 +261,10 @@ int main(int argc, char **argv)
             for (int i = 0; i < iters; i++)
                 want[k++] = (int64_t) r * 1000000 + i + 1;
         expect_each_once(all, want, total + 1, "MPI_REPLACE's results and the last value");
-        printf("rma_atomics: %d origins x %d rounds exact, target computing %d ms first\n", size - 1,
-               iters, compute_ms);
+        printf("rma_atomics: %d origins x %d rounds exact (%s, %lld compare-and-swaps matched), "
+               "target computing %d ms first\n", size - 1, iters,
+               sync_mode == FENCE ? "fence" : sync_mode == PSCW ? "pscw" : "lock_all",
+               (long long) cas_total, compute_ms);
         printf("rma_atomics: OK\n");
     }
     free(all);
@@ -190,6 +272,8 @@ int main(int argc, char **argv)
     free(summed);
     free(replaced);
     CHK(MPI_Win_free(&win));
+    MPI_Group_free(&origins_group);
+    MPI_Group_free(&target_group);
     MPI_T_finalize();
     MPI_Finalize();
     return 0;
