@@ -174,7 +174,9 @@ bool Device::idle_locked() {
 }
 
 void Device::owner_present() {
-    if (mode_ == IWV_PROGRESS_STANDBY) target_->owner_polled_us.store(sctpm::now_us(), std::memory_order_relaxed);
+    // Release: what the owner wrote before (CH3's accumulates, after owner_back) happens before a
+    // standby service that starts because this mark grew old.
+    if (mode_ == IWV_PROGRESS_STANDBY) target_->owner_polled_us.store(sctpm::now_us(), std::memory_order_release);
 }
 
 void Device::owner_back() {
