@@ -8,8 +8,10 @@
  * MPI_ERRORS_RETURN. Rank 0 polls every request to rank 1 against a deadline (first argument,
  * seconds, default 20), then calls MPI_Win_flush(1), which must return an error, and an
  * exclusive lock epoch with a put to rank 1 on a second window, whose MPI_Win_unlock must
- * return an error too; then it puts and gets to rank 2 on both windows and checks the data. Calls that cannot be polled are guarded by alarm():
- * a hang prints "FAIL: hang: <call>". Rank 0 prints "rma_peer_failure: OK" or "... FAIL ...".
+ * return an error too; then it puts and gets to rank 2 on both windows and checks the data. With
+ * each put or get it also leaves an 8-byte MPI_Fetch_and_op to rank 1 in flight on a third
+ * window, whose MPI_Win_flush(1) must then return an error. Calls that cannot be polled are
+ * guarded by alarm(): a hang prints "FAIL: hang: <call>". Rank 0 prints "rma_peer_failure: OK" or "... FAIL ...".
  * On ch3:hybrid with 1-byte thresholds and MPIR_CVAR_CH3_HYBRID_CONNECT=all every transfer to
  * rank 1 goes by RDMA, so this covers a queue pair whose peer dies.
  *
@@ -20,6 +22,7 @@
 #include <mpi.h>
 #include "death_notices.h"
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +35,10 @@
 
 /* Rank 0: keep INFLIGHT operations to rank 1 going until one fails or the deadline passes;
  * then every one still pending must end too. Returns the number of errors seen. */
-static int stream_to_dying(MPI_Win win, unsigned char *src, unsigned char *dst)
+static int stream_to_dying(MPI_Win win, unsigned char *src, unsigned char *dst, MPI_Win counter)
 {
+    const int64_t one = 1;
+    int64_t fetched;
     MPI_Request r[INFLIGHT];
     int kind[INFLIGHT] = {0}; /* 0: put, 1: get */
     int errors = 0, issued = 0;
@@ -57,6 +62,8 @@ static int stream_to_dying(MPI_Win win, unsigned char *src, unsigned char *dst)
             if (errors > 0)
                 continue; /* drain only */
             kind[i] = issued % 2;
+            /* and a fetch-and-op on a word of its own, left in flight (8 bytes: FOP_IMMED) */
+            (void) MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, 1, 0, MPI_SUM, counter);
             rc = (issued++ % 2) ? MPI_Rget(dst, BLOCK, MPI_BYTE, 1, 0, BLOCK, MPI_BYTE, win, &r[i])
                                 : MPI_Rput(src, BLOCK, MPI_BYTE, 1, 0, BLOCK, MPI_BYTE, win, &r[i]);
             if (rc != MPI_SUCCESS) {
@@ -111,6 +118,11 @@ int main(int argc, char **argv)
     MPI_Win_allocate(BLOCK, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     MPI_Win_lock_all(0, win);
+    int64_t *counter_base;
+    MPI_Win counter;
+    MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &counter_base, &counter);
+    MPI_Win_set_errhandler(counter, MPI_ERRORS_RETURN);
+    MPI_Win_lock_all(0, counter);
     unsigned char *base2 = malloc(BLOCK);
     MPI_Win_create(base2, BLOCK, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win2);
     MPI_Win_set_errhandler(win2, MPI_ERRORS_RETURN);
@@ -132,8 +144,14 @@ int main(int argc, char **argv)
         _exit(3);
     }
     if (rank == 0) {
-        if (!stream_to_dying(win, src, dst))
+        if (!stream_to_dying(win, src, dst, counter))
             fail("no operation to the dead rank reported an error", MPI_SUCCESS);
+        /* Fetch-and-ops left in flight to it: their responses never come, and the flush fails. */
+        int frc = GUARDED(MPI_Win_flush(1, counter), "MPI_Win_flush(dead rank, fetch-and-op)");
+        printf("rma_peer_failure: MPI_Win_flush after fetch-and-ops to the dead rank returned %s\n",
+               frc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
+        if (frc == MPI_SUCCESS)
+            fail("MPI_Win_flush after fetch-and-ops to the dead rank succeeded", MPI_SUCCESS);
         int rc = GUARDED(MPI_Win_flush(1, win), "MPI_Win_flush(dead rank)");
         printf("rma_peer_failure: MPI_Win_flush(dead rank) returned %s\n",
                rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
