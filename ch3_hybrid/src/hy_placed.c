@@ -379,8 +379,9 @@ void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t 
  * one-sided traffic), so messages matched by MPI pay nothing here. */
 /* CH3 applies an accumulate-family packet to the window with plain loads and stores, in its
  * handler; the RNIC's standby thread (progress=standby) runs atomics on the same memory while
- * this process is away. So before such a packet, a service under way ends and none starts while
- * the handler runs (iwv_device_owner_back): RNIC atomics stay atomic against CH3's accumulates. */
+ * this process is away. So before such a packet, a service under way ends and none starts for
+ * the next millisecond (iwv_device_owner_back), which covers the handler of a FOP, a CAS or an
+ * immediate accumulate: RNIC atomics stay atomic against them. */
 static int applies_accumulate(const MPIDI_CH3_Pkt_t * pkt)
 {
     switch (pkt->type) {
