@@ -213,7 +213,35 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_put(MPIDI_VC_t * vc, struct iovec *iov, in
 enum { MPIDI_CH3I_HY_GET_SCTP = 0, MPIDI_CH3I_HY_GET_POSTED, MPIDI_CH3I_HY_GET_ASK_WRITE };
 int MPIDI_CH3I_Hy_try_get(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIDI_CH3I_Hy_held ** posted,
                           MPIDI_CH3_Pkt_t * instead);
-/* This FOP or CAS (one header, iov[0]) posted as an RNIC atomic (hy_atomic.c), or NULL: SCTP. */
+/* The accumulate-family packets an RNIC atomic may carry (hy_rdma.c, hy_placed.c): one 8-byte
+ * element. Their target window, flags, and the request awaiting the answer (MPI_REQUEST_NULL
+ * for an accumulate, which has none); 0 if pkt is none of them. */
+static inline int MPIDI_CH3I_Hy_atomic_fields(const MPIDI_CH3_Pkt_t * pkt, MPI_Win * win, int *flags,
+                                              MPI_Request * handle)
+{
+    switch (pkt->type) {
+        case MPIDI_CH3_PKT_FOP_IMMED:
+            *win = pkt->fop.target_win_handle, *flags = pkt->fop.pkt_flags;
+            *handle = pkt->fop.request_handle;
+            return 1;
+        case MPIDI_CH3_PKT_CAS_IMMED:
+            *win = pkt->cas.target_win_handle, *flags = pkt->cas.pkt_flags;
+            *handle = pkt->cas.request_handle;
+            return 1;
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+            *win = pkt->get_accum.target_win_handle, *flags = pkt->get_accum.pkt_flags;
+            *handle = pkt->get_accum.request_handle;
+            return 1;
+        case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+            *win = pkt->accum.target_win_handle, *flags = pkt->accum.pkt_flags;
+            *handle = MPI_REQUEST_NULL;
+            return 1;
+        default:
+            return 0;
+    }
+}
+/* This FOP, CAS, single-element get-accumulate or accumulate (one header, iov[0]) posted as an
+ * RNIC atomic, or NULL: SCTP. */
 MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_atomic(MPIDI_VC_t * vc, struct iovec *iov, int n);
 /* Its completion came: finish it as CH3 finishes its response, or fail it (hy_placed.c); the
  * packets the target must then get (the FOP or CAS itself if it never went, a FLUSH, a

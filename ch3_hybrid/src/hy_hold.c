@@ -535,8 +535,7 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
     }
     if (ack_packet_here(vc, pkt, mpi_errno))
         return 1;
-    if ((pkt->type == MPIDI_CH3_PKT_FOP_IMMED || pkt->type == MPIDI_CH3_PKT_CAS_IMMED) &&
-        (h = MPIDI_CH3I_Hy_try_atomic(vc, iov, n)) != NULL) {
+    if ((h = MPIDI_CH3I_Hy_try_atomic(vc, iov, n)) != NULL) {
         hold(vc, h);    /* its effect on the window's record: none (hy_placed.c) */
         return 1;
     }

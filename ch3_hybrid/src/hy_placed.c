@@ -435,35 +435,51 @@ void MPIDI_CH3I_Hy_register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
     table[MPIDI_CH3_PKT_HY_CONNECT_ME] = MPIDI_CH3I_Hy_pkt_connect_me;
 }
 
-/* ---- FOP and CAS that RNIC atomics carried (posted in hy_rdma.c) ---- */
+/* ---- FOP, CAS and single-element accumulates that RNIC atomics carried (hy_rdma.c) ---- */
 
 /* The atomic's original value came: run CH3's response handler on the response the target's CH3
  * would have sent, acknowledging a flush if the operation asked for one (its completion proves
- * that it, and every RDMA operation before it, took effect there). */
-static int atomic_answered(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, int rank, const uint64_t * value)
+ * that it, and every RDMA operation before it, took effect there). An accumulate has no
+ * response: only the acknowledgement, as CH3's ACK handler would run it. */
+static int atomic_answered(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, MPI_Win source_win, int rank,
+                           const uint64_t * value)
 {
     const MPIDI_CH3_Pkt_t *op = &h->pkt;
-    const int cas = op->type == MPIDI_CH3_PKT_CAS_IMMED;
     MPIDI_CH3_Pkt_t resp;
     MPIR_Request *unused = NULL;
     intptr_t buflen = 0;
+    MPI_Request handle;
+    MPI_Win win;
+    int flags, ack;
+    MPIDI_CH3I_Hy_atomic_fields(op, &win, &flags, &handle);
+    ack = (flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
     memset(&resp, 0, sizeof(resp));
-    if (cas) {
-        resp.type = MPIDI_CH3_PKT_CAS_RESP_IMMED;
-        resp.cas_resp.request_handle = op->cas.request_handle;
-        resp.cas_resp.target_rank = rank;
-        resp.cas_resp.pkt_flags = (op->cas.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
-        memcpy(&resp.cas_resp.info.data, value, 8);
-        MPIDI_CH3I_Answered(vc, op->cas.request_handle);
-        return MPIDI_CH3_PktHandler_CASResp(vc, &resp, NULL, &buflen, &unused);
+    MPIDI_CH3I_Answered(vc, handle);
+    switch (op->type) {
+        case MPIDI_CH3_PKT_CAS_IMMED:
+            resp.type = MPIDI_CH3_PKT_CAS_RESP_IMMED;
+            resp.cas_resp.request_handle = handle;
+            resp.cas_resp.target_rank = rank;
+            resp.cas_resp.pkt_flags = ack;
+            memcpy(&resp.cas_resp.info.data, value, 8);
+            return MPIDI_CH3_PktHandler_CASResp(vc, &resp, NULL, &buflen, &unused);
+        case MPIDI_CH3_PKT_FOP_IMMED:
+            resp.type = MPIDI_CH3_PKT_FOP_RESP_IMMED;
+            resp.fop_resp.request_handle = handle;
+            resp.fop_resp.target_rank = rank;
+            resp.fop_resp.pkt_flags = ack;
+            memcpy(&resp.fop_resp.info.data, value, 8);
+            return MPIDI_CH3_PktHandler_FOPResp(vc, &resp, NULL, &buflen, &unused);
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+            resp.type = MPIDI_CH3_PKT_GET_ACCUM_RESP_IMMED;
+            resp.get_accum_resp.request_handle = handle;
+            resp.get_accum_resp.target_rank = rank;
+            resp.get_accum_resp.pkt_flags = ack;
+            memcpy(&resp.get_accum_resp.info.data, value, 8);
+            return MPIDI_CH3_PktHandler_Get_AccumResp(vc, &resp, NULL, &buflen, &unused);
+        default:       /* ACCUMULATE_IMMED */
+            return ack ? MPIDI_CH3I_Hy_local_ack(vc, source_win) : MPI_SUCCESS;
     }
-    resp.type = MPIDI_CH3_PKT_FOP_RESP_IMMED;
-    resp.fop_resp.request_handle = op->fop.request_handle;
-    resp.fop_resp.target_rank = rank;
-    resp.fop_resp.pkt_flags = (op->fop.pkt_flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
-    memcpy(&resp.fop_resp.info.data, value, 8);
-    MPIDI_CH3I_Answered(vc, op->fop.request_handle);
-    return MPIDI_CH3_PktHandler_FOPResp(vc, &resp, NULL, &buflen, &unused);
 }
 
 /* The queue pair broke after the atomic went out, and the peer said it ran it but not what it
@@ -474,18 +490,19 @@ static int atomic_answered(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, int ra
 static int atomic_unknown(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, MPI_Win source_win, int rank,
                           MPIDI_CH3_Pkt_t * send, int *nsend)
 {
-    const MPIDI_CH3_Pkt_t *op = &h->pkt;
-    const int cas = op->type == MPIDI_CH3_PKT_CAS_IMMED;
-    const MPI_Request handle = cas ? op->cas.request_handle : op->fop.request_handle;
-    const int flags = cas ? op->cas.pkt_flags : op->fop.pkt_flags;
-    MPIR_Request *req;
+    MPIR_Request *req = NULL;
+    MPI_Request handle;
+    MPI_Win target_win;
+    int flags;
     int mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                          MPI_ERR_OTHER, "**ch3|hybrid|atomic", "**ch3|hybrid|atomic %d",
                                          rank);
+    MPIDI_CH3I_Hy_atomic_fields(&h->pkt, &target_win, &flags, &handle);
     MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "the queue pair to rank %d broke while an RNIC atomic "
                       "was in flight; whether rank %d applied it is unknown, so the operation fails",
                       rank, rank);
-    MPIR_Request_get_ptr(handle, req);
+    if (handle != MPI_REQUEST_NULL)
+        MPIR_Request_get_ptr(handle, req);
     MPIDI_CH3I_Answered(vc, handle);
     if (req)
         MPIDI_CH3I_Complete_with_error(req, mpi_errno);
@@ -493,7 +510,7 @@ static int atomic_unknown(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, MPI_Win
         MPIDI_CH3_Pkt_t *flush = &send[(*nsend)++];
         memset(flush, 0, sizeof(*flush));
         flush->type = MPIDI_CH3_PKT_FLUSH;
-        flush->flush.target_win_handle = cas ? op->cas.target_win_handle : op->fop.target_win_handle;
+        flush->flush.target_win_handle = target_win;
         flush->flush.source_win_handle = source_win;
     }
     return mpi_errno;
@@ -503,33 +520,35 @@ int MPIDI_CH3I_Hy_atomic_done(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, MPIDI_CH3
                               int *nsend)
 {
     const MPIDI_CH3_Pkt_t *op = &h->pkt;
-    const int cas = op->type == MPIDI_CH3_PKT_CAS_IMMED;
-    const int flags = cas ? op->cas.pkt_flags : op->fop.pkt_flags;
-    const MPI_Win target_win = cas ? op->cas.target_win_handle : op->fop.target_win_handle;
     const int failed = h->state == MPIDI_CH3I_HY_HELD_FAILED;
     MPIR_Request *req;
     MPIR_Win *win_ptr;
-    MPI_Win source_win;
-    int rank, mpi_errno;
+    MPI_Request handle;
+    MPI_Win target_win, source_win;
+    int flags, rank, mpi_errno;
 
     *nsend = 0;
     vc->ch.hy.atomics_in_flight--;
     /* A failed atomic that went out: the peer's QP_SYNC answer says whether it ran (hy_hold.c). */
     if (failed && (h->not_sent || h->atomic_index >= vc->ch.hy.peer_atomics_done)) {
-        /* The target never saw it, or never ran it: the FOP or CAS goes to its CH3 as usual. */
+        /* The target never saw it, or never ran it: the operation goes to its CH3 as usual. */
         MPIDI_CH3I_Hy_note_issued(vc, op);
         send[(*nsend)++] = h->pkt;
         return MPI_SUCCESS;
     }
-    MPIR_Request_get_ptr(cas ? op->cas.request_handle : op->fop.request_handle, req);
-    source_win = req->dev.source_win_handle;    /* the request is gone once completed */
+    MPIDI_CH3I_Hy_atomic_fields(op, &target_win, &flags, &handle);
+    if (handle != MPI_REQUEST_NULL) {
+        MPIR_Request_get_ptr(handle, req);
+        source_win = req->dev.source_win_handle;        /* the request is gone once completed */
+    } else
+        source_win = op->accum.source_win_handle;
     MPIR_Win_get_ptr(source_win, win_ptr);
     rank = MPIDI_CH3I_Win_rank_of(win_ptr, vc);
     MPIR_Assert(rank >= 0);
     if (!failed)
-        mpi_errno = atomic_answered(vc, h, rank, &vc->ch.hy.mem->atomic_result[h->slot]);
+        mpi_errno = atomic_answered(vc, h, source_win, rank, &vc->ch.hy.mem->atomic_result[h->slot]);
     else if (h->original_known)
-        mpi_errno = atomic_answered(vc, h, rank, &h->original);
+        mpi_errno = atomic_answered(vc, h, source_win, rank, &h->original);
     else
         mpi_errno = atomic_unknown(vc, h, source_win, rank, send, nsend);
     if (flags & MPIDI_CH3_PKT_FLAG_RMA_DECR_AT_COUNTER) {

@@ -4,8 +4,8 @@
  *   ch3_hybrid_rdma_puts       COUNTER: MPI_Put operations whose data an RDMA Write placed
  *   ch3_hybrid_rdma_gets       COUNTER: MPI_Get operations whose data an RDMA Read (or Write) moved
  *   ch3_hybrid_rdma_bytes      COUNTER: the data of both
- *   ch3_hybrid_rdma_atomics    COUNTER: MPI_Fetch_and_op and MPI_Compare_and_swap operations an
- *                              RNIC atomic carried
+ *   ch3_hybrid_rdma_atomics    COUNTER: MPI_Fetch_and_op, MPI_Compare_and_swap and one-element
+ *                              MPI_Accumulate and MPI_Get_accumulate operations an RNIC atomic carried
  *   ch3_hybrid_rdma_fallbacks  COUNTER: RDMA operations that failed and were sent over SCTP
  *   ch3_hybrid_qp_put_headers  COUNTER: PUT headers sent as RDMAP Sends on the queue pair (the
  *                              others followed their data on SCTP)
@@ -28,7 +28,8 @@ void MPIDI_CH3I_Hy_pvars_register(void)
     counter("ch3_hybrid_rdma_gets", &r->gets, "MPI_Get operations whose data an RDMA Read (or, GET_MODE=write, Write) moved");
     counter("ch3_hybrid_rdma_bytes", &r->bytes, "bytes of one-sided data moved by RDMA");
     counter("ch3_hybrid_rdma_atomics", &r->atomics,
-            "MPI_Fetch_and_op and MPI_Compare_and_swap operations an RNIC atomic carried");
+            "MPI_Fetch_and_op, MPI_Compare_and_swap and one-element MPI_Accumulate and "
+            "MPI_Get_accumulate operations an RNIC atomic carried");
     counter("ch3_hybrid_rdma_fallbacks", &r->fallbacks,
             "RDMA operations that failed and were sent over SCTP instead");
     counter("ch3_hybrid_qp_put_headers", &r->qp_headers,

@@ -414,30 +414,16 @@ static int atomic_type(MPI_Datatype t)
         t == MPI_AINT || t == MPI_OFFSET || t == MPI_COUNT || t == MPI_INTEGER8;
 }
 
-/* The work request a FOP or CAS becomes, from its packet; 0 if no atomic does its operation
- * (MPI_MAX and the others, or another type). */
-static int atomic_wr(const MPIDI_CH3_Pkt_t * pkt, struct iwv_send_wr *wr)
+/* The work request an operation of `op` with `operand` becomes (SUM: FetchAdd; NO_OP: FetchAdd of
+ * 0; REPLACE: swap); 0 if no atomic does it (MPI_MAX and the others). */
+static int op_wr(MPI_Op op, uint64_t operand, struct iwv_send_wr *wr)
 {
-    uint64_t operand;
-    if (pkt->type == MPIDI_CH3_PKT_CAS_IMMED) {
-        if (!atomic_type(pkt->cas.datatype))
-            return 0;
-        wr->opcode = IWV_WR_ATOMIC_CMP_AND_SWP;
-        memcpy(&wr->atomic.compare_add, &pkt->cas.compare_data, 8);
-        memcpy(&wr->atomic.swap, &pkt->cas.origin_data, 8);
-        wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->cas.addr;
-        return 1;
-    }
-    if (pkt->type != MPIDI_CH3_PKT_FOP_IMMED || !atomic_type(pkt->fop.datatype))
-        return 0;
-    memcpy(&operand, &pkt->fop.info.data, 8);
-    wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->fop.addr;
-    if (pkt->fop.op == MPI_SUM || pkt->fop.op == MPI_NO_OP) {
+    if (op == MPI_SUM || op == MPI_NO_OP) {
         wr->opcode = IWV_WR_ATOMIC_FETCH_AND_ADD;
-        wr->atomic.compare_add = pkt->fop.op == MPI_SUM ? operand : 0;
+        wr->atomic.compare_add = op == MPI_SUM ? operand : 0;
         return 1;
     }
-    if (pkt->fop.op == MPI_REPLACE) {
+    if (op == MPI_REPLACE) {
         wr->opcode = IWV_WR_ATOMIC_SWAP;
         wr->atomic.swap = operand;
         return 1;
@@ -445,13 +431,50 @@ static int atomic_wr(const MPIDI_CH3_Pkt_t * pkt, struct iwv_send_wr *wr)
     return 0;
 }
 
+/* The work request a packet becomes; 0 if no atomic does its operation or type. */
+static int atomic_wr(const MPIDI_CH3_Pkt_t * pkt, struct iwv_send_wr *wr)
+{
+    uint64_t operand = 0;
+    switch (pkt->type) {
+        case MPIDI_CH3_PKT_CAS_IMMED:
+            if (!atomic_type(pkt->cas.datatype))
+                return 0;
+            wr->opcode = IWV_WR_ATOMIC_CMP_AND_SWP;
+            memcpy(&wr->atomic.compare_add, &pkt->cas.compare_data, 8);
+            memcpy(&wr->atomic.swap, &pkt->cas.origin_data, 8);
+            wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->cas.addr;
+            return 1;
+        case MPIDI_CH3_PKT_FOP_IMMED:
+            if (!atomic_type(pkt->fop.datatype))
+                return 0;
+            memcpy(&operand, &pkt->fop.info.data, 8);
+            wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->fop.addr;
+            return op_wr(pkt->fop.op, operand, wr);
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+            if (pkt->get_accum.count != 1 || !atomic_type(pkt->get_accum.datatype))
+                return 0;
+            if (pkt->get_accum.op != MPI_NO_OP)
+                memcpy(&operand, &pkt->get_accum.info.data, 8);
+            wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->get_accum.addr;
+            return op_wr(pkt->get_accum.op, operand, wr);
+        case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+            if (pkt->accum.count != 1 || !atomic_type(pkt->accum.datatype) || pkt->accum.op == MPI_NO_OP)
+                return 0;
+            memcpy(&operand, &pkt->accum.info.data, 8);
+            wr->atomic.remote_addr = (uint64_t) (uintptr_t) pkt->accum.addr;
+            return op_wr(pkt->accum.op, operand, wr);
+        default:
+            return 0;
+    }
+}
+
 MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_atomic(MPIDI_VC_t * vc, struct iovec *iov, int n)
 {
     const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
-    const int cas = pkt->type == MPIDI_CH3_PKT_CAS_IMMED;
-    const int flags = cas ? pkt->cas.pkt_flags : pkt->fop.pkt_flags;
-    const MPI_Win win = cas ? pkt->cas.target_win_handle : pkt->fop.target_win_handle;
     MPIDI_CH3I_Hy_acks_t *acks;
+    MPI_Request unused;
+    MPI_Win win;
+    int flags;
     MPIDI_CH3I_Hy_held *h;
     struct iwv_send_wr wr;
     struct iwv_sge result;
@@ -459,8 +482,9 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_atomic(MPIDI_VC_t * vc, struct iovec *iov,
     /* A lock to take or release is the target CH3's to do; an SCTP operation to this window not
      * yet acknowledged could still be on its way, and an atomic must not pass it (MPI orders
      * accumulates from one origin to one location). */
-    if (n != 1 || lock_requested(flags) || (flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK) ||
-        !atomic_wr(pkt, &wr) || !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
+    if (n != 1 || !MPIDI_CH3I_Hy_atomic_fields(pkt, &win, &flags, &unused) || lock_requested(flags) ||
+        (flags & MPIDI_CH3_PKT_FLAG_RMA_UNLOCK) || !atomic_wr(pkt, &wr) ||
+        !(acks = MPIDI_CH3I_Hy_acks_of(vc, win)) || acks->unacked)
         return NULL;
     wr.atomic.rkey = MPIDI_CH3I_Hy_atomic_stag_for(vc, win, (const void *) (uintptr_t) wr.atomic.remote_addr);
     if (!wr.atomic.rkey || !rdma_usable(vc, 8, 0) || !vc->ch.hy.mem ||

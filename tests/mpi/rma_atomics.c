@@ -38,7 +38,7 @@
 static int rank;
 #include "check.h"
 
-enum { SUMMED, SWAPPED_BY_CAS, REPLACED, UNMATCHED, WORDS };
+enum { SUMMED, SWAPPED_BY_CAS, REPLACED, UNMATCHED, ACCUMULATED, GOT_ACCUMULATED, WORDS };
 
 static double now(void)
 {
@@ -90,7 +90,7 @@ static void epoch_close(MPI_Win win)
 }
 
 /* Rounds of one origin in an epoch each (fence, PSCW); returns its matched compare-and-swaps. */
-static int64_t origin_epochs(MPI_Win win, int iters, int64_t *summed, int64_t *replaced)
+static int64_t origin_epochs(MPI_Win win, int iters, int64_t *summed, int64_t *replaced, int64_t *got_acc)
 {
     const int64_t one = 1;
     int64_t seen = 0, got = -1, matched = 0;
@@ -98,6 +98,9 @@ static int64_t origin_epochs(MPI_Win win, int iters, int64_t *summed, int64_t *r
         int64_t mine = (int64_t) rank * 1000000 + i + 1, next = seen + 1, fresh = -1;
         epoch_open(win);
         CHK(MPI_Fetch_and_op(&one, &summed[i], MPI_INT64_T, 0, SUMMED, MPI_SUM, win));
+        CHK(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, ACCUMULATED, 1, MPI_INT64_T, MPI_SUM, win));
+        CHK(MPI_Get_accumulate(&one, 1, MPI_INT64_T, &got_acc[i], 1, MPI_INT64_T, 0, GOT_ACCUMULATED, 1,
+                               MPI_INT64_T, MPI_SUM, win));
         CHK(MPI_Compare_and_swap(&next, &seen, &got, MPI_INT64_T, 0, SWAPPED_BY_CAS, win));
         CHK(MPI_Fetch_and_op(NULL, &fresh, MPI_INT64_T, 0, SWAPPED_BY_CAS, MPI_NO_OP, win));
         CHK(MPI_Fetch_and_op(&mine, &replaced[i], MPI_INT64_T, 0, REPLACED, MPI_REPLACE, win));
@@ -109,7 +112,8 @@ static int64_t origin_epochs(MPI_Win win, int iters, int64_t *summed, int64_t *r
 }
 
 /* Rounds of one origin; its MPI_SUM and MPI_REPLACE results into summed[] and replaced[]. */
-static void origin_rounds(MPI_Win win, int iters, int size, int64_t *summed, int64_t *replaced)
+static void origin_rounds(MPI_Win win, int iters, int size, int64_t *summed, int64_t *replaced,
+                          int64_t *got_acc)
 {
     const int64_t one = 1;
     const int origins = size - 1, me = rank - 1;
@@ -117,6 +121,9 @@ static void origin_rounds(MPI_Win win, int iters, int size, int64_t *summed, int
     for (int i = 0; i < iters; i++) {
         int64_t seen, got, mine = (int64_t) rank * 1000000 + i + 1, in = -1, out = mine;
         CHK(MPI_Fetch_and_op(&one, &summed[i], MPI_INT64_T, 0, SUMMED, MPI_SUM, win));
+        CHK(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, ACCUMULATED, 1, MPI_INT64_T, MPI_SUM, win));
+        CHK(MPI_Get_accumulate(&one, 1, MPI_INT64_T, &got_acc[i], 1, MPI_INT64_T, 0, GOT_ACCUMULATED, 1,
+                               MPI_INT64_T, MPI_SUM, win));
         CHK(MPI_Fetch_and_op(NULL, &seen, MPI_INT64_T, 0, SWAPPED_BY_CAS, MPI_NO_OP, win));
         CHK(MPI_Win_flush(0, win));
         for (;;) {      /* increment by compare-and-swap: retry with what the word held */
@@ -143,7 +150,7 @@ int main(int argc, char **argv)
     int size, iters = argc > 1 ? atoi(argv[1]) : 200, compute_ms = argc > 2 ? atoi(argv[2]) : 300;
     int provided, total;
     int64_t matched = 0, cas_total = 0;
-    int64_t *words, *summed, *replaced, unmatched, final_sum, *all = NULL, *want = NULL;
+    int64_t *words, *summed, *replaced, *got_acc, unmatched, final_sum, *all = NULL, *want = NULL;
     long long carried;
     MPI_Info info;
     MPI_Win win;
@@ -172,7 +179,8 @@ int main(int argc, char **argv)
     memset(words, 0, WORDS * sizeof(int64_t));
     summed = calloc((size_t) iters, sizeof(int64_t));
     replaced = calloc((size_t) iters, sizeof(int64_t));
-    if (!summed || !replaced)
+    got_acc = calloc((size_t) iters, sizeof(int64_t));
+    if (!summed || !replaced || !got_acc)
         FAIL("out of memory");
     CHK(MPI_Barrier(MPI_COMM_WORLD));
 
@@ -190,7 +198,7 @@ int main(int argc, char **argv)
                 epoch_close(win);
             }
         else
-            matched = origin_epochs(win, iters, summed, replaced);
+            matched = origin_epochs(win, iters, summed, replaced, got_acc);
         if (sync_mode == FENCE)
             CHK(MPI_Win_fence(0, win));
     } else if (rank != 0) {
@@ -203,7 +211,7 @@ int main(int argc, char **argv)
                 FAIL("a compare-and-swap that does not match returned %lld, not the word's 0",
                      (long long) unmatched);
         }
-        origin_rounds(win, iters, size, summed, replaced);
+        origin_rounds(win, iters, size, summed, replaced, got_acc);
     }
     CHK(MPI_Barrier(MPI_COMM_WORLD));   /* every origin's rounds are flushed */
     if (rank != 0 && sync_mode == LOCKALL) {
@@ -239,6 +247,13 @@ int main(int argc, char **argv)
                 want[i] = i;
             expect_each_once(all, want, total, "MPI_SUM's results");
         }
+        CHK(MPI_Gatherv(got_acc, rank ? iters : 0, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
+                        MPI_COMM_WORLD));
+        if (rank == 0) {
+            for (int i = 0; i < total; i++)
+                want[i] = i;
+            expect_each_once(all, want, total, "MPI_Get_accumulate's results");
+        }
         CHK(MPI_Gatherv(replaced, rank ? iters : 0, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
                         MPI_COMM_WORLD));
         CHK(MPI_Reduce(&matched, &cas_total, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD));
@@ -253,6 +268,9 @@ int main(int argc, char **argv)
             FAIL("counters %lld (MPI_SUM) and %lld (compare-and-swap), expected %d and %lld",
                  (long long) words[SUMMED], (long long) words[SWAPPED_BY_CAS], total,
                  (long long) cas_total);
+        if (words[ACCUMULATED] != total || words[GOT_ACCUMULATED] != total)
+            FAIL("MPI_Accumulate's word %lld and MPI_Get_accumulate's %lld, expected %d each",
+                 (long long) words[ACCUMULATED], (long long) words[GOT_ACCUMULATED], total);
         if (words[UNMATCHED] != 0)
             FAIL("a compare that did not match changed the word to %lld", (long long) words[UNMATCHED]);
         all[total] = words[REPLACED];
@@ -271,6 +289,7 @@ int main(int argc, char **argv)
     free(want);
     free(summed);
     free(replaced);
+    free(got_acc);
     CHK(MPI_Win_free(&win));
     MPI_Group_free(&origins_group);
     MPI_Group_free(&target_group);
