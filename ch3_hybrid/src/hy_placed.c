@@ -455,31 +455,24 @@ static int atomic_answered(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_held * h, MPI_Wi
     ack = (flags & MPIDI_CH3_PKT_FLAG_RMA_FLUSH) ? MPIDI_CH3_PKT_FLAG_RMA_ACK : 0;
     memset(&resp, 0, sizeof(resp));
     MPIDI_CH3I_Answered(vc, handle);
+    /* The three responses share these fields under different names. */
+#define FILL_RESPONSE(kind, resp_type)                                          \
+    (resp.type = (resp_type), resp.kind.request_handle = handle, resp.kind.target_rank = rank, \
+     resp.kind.pkt_flags = ack, memcpy(&resp.kind.info.data, value, 8))
     switch (op->type) {
         case MPIDI_CH3_PKT_CAS_IMMED:
-            resp.type = MPIDI_CH3_PKT_CAS_RESP_IMMED;
-            resp.cas_resp.request_handle = handle;
-            resp.cas_resp.target_rank = rank;
-            resp.cas_resp.pkt_flags = ack;
-            memcpy(&resp.cas_resp.info.data, value, 8);
+            FILL_RESPONSE(cas_resp, MPIDI_CH3_PKT_CAS_RESP_IMMED);
             return MPIDI_CH3_PktHandler_CASResp(vc, &resp, NULL, &buflen, &unused);
         case MPIDI_CH3_PKT_FOP_IMMED:
-            resp.type = MPIDI_CH3_PKT_FOP_RESP_IMMED;
-            resp.fop_resp.request_handle = handle;
-            resp.fop_resp.target_rank = rank;
-            resp.fop_resp.pkt_flags = ack;
-            memcpy(&resp.fop_resp.info.data, value, 8);
+            FILL_RESPONSE(fop_resp, MPIDI_CH3_PKT_FOP_RESP_IMMED);
             return MPIDI_CH3_PktHandler_FOPResp(vc, &resp, NULL, &buflen, &unused);
         case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
-            resp.type = MPIDI_CH3_PKT_GET_ACCUM_RESP_IMMED;
-            resp.get_accum_resp.request_handle = handle;
-            resp.get_accum_resp.target_rank = rank;
-            resp.get_accum_resp.pkt_flags = ack;
-            memcpy(&resp.get_accum_resp.info.data, value, 8);
+            FILL_RESPONSE(get_accum_resp, MPIDI_CH3_PKT_GET_ACCUM_RESP_IMMED);
             return MPIDI_CH3_PktHandler_Get_AccumResp(vc, &resp, NULL, &buflen, &unused);
         default:       /* ACCUMULATE_IMMED */
             return ack ? MPIDI_CH3I_Hy_local_ack(vc, source_win) : MPI_SUCCESS;
     }
+#undef FILL_RESPONSE
 }
 
 /* The queue pair broke after the atomic went out, and the peer said it ran it but not what it

@@ -397,7 +397,7 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_write_answer(MPIDI_VC_t * vc, MPIR_Request
     return h;
 }
 
-/* ---- FOP and CAS as RNIC atomics (RFC 7306) ---- */
+/* ---- FOP, CAS and one-element accumulates as RNIC atomics (RFC 7306) ---- */
 
 /* The predefined types an RNIC atomic carries: 8-byte integers (two's complement, so FetchAdd
  * serves signed and unsigned alike). */
@@ -494,7 +494,6 @@ MPIDI_CH3I_Hy_held *MPIDI_CH3I_Hy_try_atomic(MPIDI_VC_t * vc, struct iovec *iov,
         return NULL;
     MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_POSTED);
     memcpy(&h->pkt, pkt, sizeof(h->pkt));
-    h->len = 8;
     h->atomic_index = vc->ch.hy.atomics_posted;
     h->slot = (unsigned) (h->atomic_index % MPIDI_CH3I_HY_ATOMIC_SLOTS);
     result.addr = (uint64_t) (uintptr_t) & vc->ch.hy.mem->atomic_result[h->slot];

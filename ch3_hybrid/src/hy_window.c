@@ -70,13 +70,19 @@ static void forget_window(MPIDI_VC_t * vc, MPI_Win handle)
     }
 }
 
-uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len)
+/* w's STag if [addr, addr+len) lies within it, else 0. */
+static uint32_t stag_covering(const MPIDI_CH3I_Hy_remote_win * w, const void *addr, size_t len)
 {
     uintptr_t a = (uintptr_t) addr;
-    MPIDI_CH3I_Hy_remote_win *w;
-    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
     return w && a >= w->base && len <= (size_t) w->size && a - w->base <= (size_t) w->size - len
         ? w->stag : 0;
+}
+
+uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr, size_t len)
+{
+    MPIDI_CH3I_Hy_remote_win *w;
+    HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
+    return stag_covering(w, addr, len);
 }
 
 uint32_t MPIDI_CH3I_Hy_atomic_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr)
@@ -84,9 +90,7 @@ uint32_t MPIDI_CH3I_Hy_atomic_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const vo
     MPIDI_CH3I_Hy_remote_win *w;
     HASH_FIND_INT(vc->ch.hy.windows, &handle, w);
     /* A misaligned atomic would end the queue pair (RFC 7306 §8.2): such a word takes SCTP. */
-    if (!w || !w->atomics || ((uintptr_t) addr & 7) != 0)
-        return 0;
-    return MPIDI_CH3I_Hy_stag_for(vc, handle, addr, 8);
+    return w && w->atomics && ((uintptr_t) addr & 7) == 0 ? stag_covering(w, addr, 8) : 0;
 }
 
 MPIDI_CH3I_Hy_acks_t *MPIDI_CH3I_Hy_acks_of(MPIDI_VC_t * vc, MPI_Win handle)

@@ -240,19 +240,17 @@ int main(int argc, char **argv)
         int *counts = calloc((size_t) size, sizeof(int)), *displs = calloc((size_t) size, sizeof(int));
         for (int r = 1; r < size; r++)
             counts[r] = iters, displs[r] = (r - 1) * iters;
-        CHK(MPI_Gatherv(summed, rank ? iters : 0, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
-                        MPI_COMM_WORLD));
-        if (rank == 0) {
-            for (int i = 0; i < total; i++)
-                want[i] = i;
-            expect_each_once(all, want, total, "MPI_SUM's results");
-        }
-        CHK(MPI_Gatherv(got_acc, rank ? iters : 0, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
-                        MPI_COMM_WORLD));
-        if (rank == 0) {
-            for (int i = 0; i < total; i++)
-                want[i] = i;
-            expect_each_once(all, want, total, "MPI_Get_accumulate's results");
+        /* The results of the two counting operations: 0 .. total-1, each once. */
+        const struct { int64_t *mine; const char *what; } counted[] = {
+            { summed, "MPI_SUM's results" }, { got_acc, "MPI_Get_accumulate's results" } };
+        for (int c = 0; c < 2; c++) {
+            CHK(MPI_Gatherv(counted[c].mine, rank ? iters : 0, MPI_INT64_T, all, counts, displs,
+                            MPI_INT64_T, 0, MPI_COMM_WORLD));
+            if (rank == 0) {
+                for (int i = 0; i < total; i++)
+                    want[i] = i;
+                expect_each_once(all, want, total, counted[c].what);
+            }
         }
         CHK(MPI_Gatherv(replaced, rank ? iters : 0, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
                         MPI_COMM_WORLD));
