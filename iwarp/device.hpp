@@ -72,6 +72,7 @@ public:
     void owner_present(); // standby mode: the owner drives progress (lock-free)
     void owner_back();    // ... and no standby service runs from now on (waits for one under way)
     void owner_waiting(bool waiting); // standby mode: the owner blocks on our fd (lock-free)
+    void owner_inside(bool inside);   // standby mode: the owner is in its progress engine (lock-free)
     uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 
     // All below: with mu held.
@@ -127,6 +128,8 @@ private:
     void events_changed() { event_count_.store(events_.size(), std::memory_order_release); }
     std::thread thread_;
     bool stop_ = false;
+    uint64_t standby_activity_ = 0; // standby thread only: the upcall count it last saw move,
+    int64_t standby_active_us_ = 0; // ... and when
     uint64_t seen_activity_ = 0; // upcall count when the last progress round began
     int last_work_ = 0;          // work that round did
     bool force_ = false;         // a user call changed state: the next round must run

@@ -41,6 +41,7 @@ typedef struct iwv_conn_request iwv_conn_request;
 /* ---- device ----------------------------------------------------------------------------- */
 enum iwv_progress_mode { IWV_PROGRESS_THREAD = 0, IWV_PROGRESS_CALLER = 1, IWV_PROGRESS_STANDBY = 2 };
 #define IWV_STANDBY_AFTER_US 1000
+#define IWV_OWNER_BACK_GUARD_US 1000 /* iwv_device_owner_back: no standby service starts for this long */
 
 struct iwv_device_attr {
     enum iwv_progress_mode progress;
@@ -55,6 +56,8 @@ struct iwv_device_attr {
                                     * one past this aborts the oldest; 0 = IWV_MAX_PENDING_REQUESTS */
     uint64_t early_bytes; /* per QP, bytes of messages held ahead of a missing DDP-SSN; more ends the
                            * session with an error naming the bound; 0 = IWV_EARLY_BYTES */
+    uint32_t standby_after_us; /* standby mode: the owner's absence after which the thread serves;
+                                * 0 = IWV_STANDBY_AFTER_US */
 };
 #define IWV_INITIATE_TIMEOUT_MS 10000
 #define IWV_MAX_PENDING_REQUESTS 64
@@ -79,13 +82,19 @@ int iwv_device_fd(iwv_device *dev);
  * so the standby thread stays asleep. Lock-free and cheap: call it every round. Other modes: no-op. */
 void iwv_device_owner_present(iwv_device *dev);
 /* Standby mode: as iwv_device_owner_present, and a standby service under way (placements, Read
- * answers, atomics) ends before this returns; none starts for the next IWV_STANDBY_AFTER_US. The
- * owner's own loads and stores of memory the RNIC may change are then not concurrent with it.
- * Waits on the device lock if the thread is serving: not while holding it. Other modes: no-op. */
+ * answers, atomics) ends before this returns; none starts while the owner is inside its progress
+ * engine (iwv_device_owner_inside) nor for the next IWV_OWNER_BACK_GUARD_US (or the standby delay
+ * if longer). The owner's own loads and stores of memory the RNIC may change are then not
+ * concurrent with it. Waits on the device lock if the thread is serving: not while holding it.
+ * Other modes: no-op. */
 void iwv_device_owner_back(iwv_device *dev);
 /* Standby mode: the owner blocks in its own wait (1), which the device's fd wakes, or is back (0):
  * while it blocks there it counts as present. Lock-free. Other modes: no-op. */
 void iwv_device_owner_waiting(iwv_device *dev, int waiting);
+/* Standby mode: the owner entered its progress engine (1) or left it (0). Between the two it
+ * counts as present however long a round takes (a large copy is not an absence); its absence
+ * starts when it leaves. Lock-free, a store or two: call it on every entry and exit. */
+void iwv_device_owner_inside(iwv_device *dev, int inside);
 /* Caller mode: 1 while a QP has data the association would not take yet. SCTP does not always
  * announce the window opening, so the owner should call iwv_progress again soon. */
 int iwv_device_tx_blocked(iwv_device *dev);

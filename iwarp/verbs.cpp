@@ -81,6 +81,7 @@ int iwv_device_fd(iwv_device* dev) { return dev->impl->fd(); }
 void iwv_device_owner_present(iwv_device* dev) { dev->impl->owner_present(); }
 void iwv_device_owner_back(iwv_device* dev) { dev->impl->owner_back(); }
 void iwv_device_owner_waiting(iwv_device* dev, int waiting) { dev->impl->owner_waiting(waiting != 0); }
+void iwv_device_owner_inside(iwv_device* dev, int inside) { dev->impl->owner_inside(inside != 0); }
 
 int iwv_device_tx_blocked(iwv_device* dev) {
     Device& d = *dev->impl;

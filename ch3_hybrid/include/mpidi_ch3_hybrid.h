@@ -66,6 +66,7 @@ typedef struct {
     int progress_thread;   /* the RNIC runs on its own thread (else in the progress engine) */
     int progress_standby;  /* in the progress engine, and on a thread while the process computes */
     int initiate_timeout_ms, pending_connects, early_bytes; /* the RNIC's bounds (iwv_device_attr) */
+    int standby_after_us;  /* progress=standby: the absence after which its thread serves */
     int deferred_headers;  /* a peer's PUT headers held for its SCTP packets, at most */
     int qp_sync_timeout_s; /* a peer that leaves QP_SYNC unanswered this long is lost (0: never) */
     int ignore_qp_sync;    /* tests only (MPICH_HYBRID_TEST_IGNORE_QP_SYNC): never answer QP_SYNC */
@@ -108,6 +109,7 @@ typedef struct {
 extern MPIDI_CH3I_Hy_rnic_t MPIDI_CH3I_Hy_rnic;
 int MPIDI_CH3I_Hy_open(void);      /* at the first window: 0, or a reason printed once and RDMA off */
 void MPIDI_CH3I_Hy_blocking(int entering); /* the progress engine blocks in the kernel (1), is back (0) */
+void MPIDI_CH3I_Hy_inside(int entering);   /* the progress engine is entered (1), left (0) */
 int MPIDI_CH3I_Hy_finalize(void);
 void MPIDI_CH3I_Hy_connect(MPIDI_VC_t * vc);     /* start a connect if the VC has none (on demand) */
 int MPIDI_CH3I_Hy_pkt_connect_me(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t * buflen,

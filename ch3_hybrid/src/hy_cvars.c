@@ -86,7 +86,21 @@ cvars:
         who runs the software RNIC: caller (MPI's progress engine, on the thread that waits in
         MPI), thread (a thread of its own, which also moves data while the process computes) or
         standby (the progress engine while the process is in MPI; a thread that sleeps meanwhile
-        takes over once the process has stayed out of MPI for a millisecond).
+        takes over once the process has stayed out of MPI's progress engine for
+        MPIR_CVAR_CH3_HYBRID_STANDBY_AFTER_US).
+
+    - name        : MPIR_CVAR_CH3_HYBRID_STANDBY_AFTER_US
+      category    : CH3_HYBRID
+      type        : int
+      default     : 250
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        progress=standby: microseconds out of MPI's progress engine after which the standby thread
+        reads the transport's socket and serves RDMA (from 10 to 1000000). Shorter answers a
+        computing target sooner; while the process is in MPI the thread looks this often whether
+        it left.
 
     - name        : MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS
       category    : CH3_HYBRID
@@ -156,7 +170,7 @@ cvars:
 MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config = {
     .rdma = 1, .put_threshold = 524288, .get_threshold = 131072, .header_on_qp = 1,
     .initiate_timeout_ms = 10000, .pending_connects = 64, .early_bytes = 64 << 20, .deferred_headers = 65536,
-    .qp_sync_timeout_s = 600
+    .qp_sync_timeout_s = 600, .standby_after_us = 250
 };
 
 static int bad_setting(const char *why, const char *value)
@@ -215,6 +229,11 @@ int MPIDI_CH3I_Hy_read_cvars(void)
     c->early_bytes = MPIR_CVAR_CH3_HYBRID_EARLY_BYTES;
     c->deferred_headers = MPIR_CVAR_CH3_HYBRID_DEFERRED_HEADERS;
     c->qp_sync_timeout_s = MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT;
+    c->standby_after_us = MPIR_CVAR_CH3_HYBRID_STANDBY_AFTER_US;
+    if (c->standby_after_us < 10 || c->standby_after_us > 1000000) {
+        snprintf(number, sizeof(number), "%d", c->standby_after_us);
+        return bad_setting("MPIR_CVAR_CH3_HYBRID_STANDBY_AFTER_US must be from 10 to 1000000 (microseconds)", number);
+    }
     if (c->initiate_timeout_ms < 1 || c->pending_connects < 1) {
         snprintf(number, sizeof(number), "%d", c->initiate_timeout_ms < 1 ? c->initiate_timeout_ms : c->pending_connects);
         return bad_setting("MPIR_CVAR_CH3_HYBRID_INITIATE_TIMEOUT_MS and _PENDING_CONNECTS must be at least 1", number);

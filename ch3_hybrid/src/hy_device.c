@@ -619,6 +619,14 @@ void MPIDI_CH3I_Hy_blocking(int entering)
         iwv_device_owner_waiting(MPIDI_CH3I_Hy_rnic.dev, entering);
 }
 
+/* The process is in MPI's progress engine: the standby thread does not take over however long a
+ * round takes (placing a large transfer, copying a large message); its absence starts on leaving. */
+void MPIDI_CH3I_Hy_inside(int entering)
+{
+    if (MPIDI_CH3I_Hy_rnic.dev)
+        iwv_device_owner_inside(MPIDI_CH3I_Hy_rnic.dev, entering);
+}
+
 /* Tests only (MPICH_HYBRID_TEST_CONTACT_FILE=<path>): the RNIC's SCTP and UDP ports go to
  * <path>.<rank>, for tests/adversary/run's attacker (anyone who sees the RNIC's traffic knows them). */
 static void tell_test_contact(iwv_device * dev)
@@ -651,6 +659,7 @@ int MPIDI_CH3I_Hy_open(void)
     attr.initiate_timeout_ms = (uint32_t) MPIDI_CH3I_Hy_config.initiate_timeout_ms;
     attr.max_pending_requests = (uint32_t) MPIDI_CH3I_Hy_config.pending_connects;
     attr.early_bytes = (uint64_t) MPIDI_CH3I_Hy_config.early_bytes;
+    attr.standby_after_us = (uint32_t) MPIDI_CH3I_Hy_config.standby_after_us;
     /* Where peers reach our transport, and with those interfaces' MTU (65000 on loopback rather
      * than the 1472 of the host's Ethernet interface that an unbound endpoint would take). All of
      * them: a multihomed transport gives a multihomed RNIC, with CMT when the transport has it

@@ -638,6 +638,7 @@ const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
     .send_request = send_request,
     .sent = sent_on_sctp,
     .blocking = MPIDI_CH3I_Hy_blocking,
+    .inside = MPIDI_CH3I_Hy_inside,
     .win_fns = MPIDI_CH3I_Hy_win_fns,
     .win_hooks = MPIDI_CH3I_Hy_win_hooks,
 };

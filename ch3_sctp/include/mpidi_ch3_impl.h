@@ -141,6 +141,7 @@ typedef struct {
                          int *mpi_errno);
     void (*sent) (MPIDI_VC_t * vc, const sctpm_key * key);      /* a message went to the transport */
     void (*blocking) (int entering);    /* the progress engine blocks in the kernel (1), is back (0) */
+    void (*inside) (int entering);      /* MPIDI_CH3I_Progress is entered (1), left (0) */
     /* RMA: CH3's window functions and hooks, changed where the extension needs (ch3_win_fns.c). */
     void (*win_fns) (MPIDI_CH3U_Win_fns_t * fns);
     void (*win_hooks) (MPIDI_CH3U_Win_hooks_t * hooks);

@@ -189,7 +189,7 @@ static int64_t block_us(void)
     return dead_rechecks_left ? DEAD_RECHECK_US : -1;
 }
 
-int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
+static int progress(int blocking, MPID_Progress_state * state)
 {
     int mpi_errno = MPI_SUCCESS, made_progress = 0, rc;
 
@@ -250,6 +250,17 @@ int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 #endif
   fn_exit:
     state->ch.completion_count = MPIDI_CH3I_progress_completion_count;
+    return mpi_errno;
+}
+
+int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
+{
+    int mpi_errno;
+    if (MPIDI_CH3I_ext.inside)
+        MPIDI_CH3I_ext.inside(1);
+    mpi_errno = progress(blocking, state);
+    if (MPIDI_CH3I_ext.inside)
+        MPIDI_CH3I_ext.inside(0);
     return mpi_errno;
 }
 

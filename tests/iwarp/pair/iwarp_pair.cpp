@@ -156,10 +156,14 @@ void all_ops_passive(Side& s) {
 
 // The owner away (it computes, no verbs call): a writes 1 MiB into b's buffer and reads another
 // 1 MiB from it. With a standby thread on b both complete and the data is checked on both sides;
-// without one (caller mode, the control) a's Read must still be waiting after two seconds.
+// without one (caller mode, the control) a's Read must still be waiting after two seconds. An
+// owner that said it is inside its progress engine counts as present however long it stays
+// there without a verbs call: the standby thread leaves the Read waiting until it says it left.
 constexpr size_t kAwayBytes = 1u << 20;
 
-void away_active(Side& s, bool served) {
+enum class Away { Served, NeverServed, InsideThenLeaves };
+
+void away_active(Side& s, Away how) {
     ConnParam p;
     p.private_data = "hello rnic";
     connect_active(s, p);
@@ -170,34 +174,46 @@ void away_active(Side& s, bool served) {
     s.post(1, IWV_WR_RDMA_WRITE, {s.sge(0, kAwayBytes)}, IWV_SEND_SIGNALED, s.peer.addr, s.peer.rkey);
     s.post(2, IWV_WR_RDMA_READ, {s.sge(kBuf / 2, kAwayBytes)}, IWV_SEND_SIGNALED, s.peer.addr + kBuf / 2,
            s.peer.rkey);
-    if (served) {
-        s.wc_ok(1, IWV_WC_RDMA_WRITE);
-        s.wc_ok(2, IWV_WC_RDMA_READ);
-        CHILD_CHECK(same(s.buf.data() + kBuf / 2, kAwayBytes, 22), "the Read brought other bytes");
-    } else {
+    bool write_done = false;
+    if (how != Away::Served) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
         while (std::chrono::steady_clock::now() < until) {
             iwv_wc w;
             int n = iwv_poll_cq(s.cq, 1, &w);
-            CHILD_CHECK(n == 0 || (n == 1 && w.wr_id == 1), "wr %llu completed while its target was away",
-                        (unsigned long long)w.wr_id);
+            CHILD_CHECK(n == 0 || (n == 1 && w.wr_id == 1), "wr %llu completed while its target was %s",
+                        (unsigned long long)w.wr_id, how == Away::NeverServed ? "away" : "inside its progress engine");
+            if (n == 1) {
+                CHILD_CHECK(w.status == IWV_WC_SUCCESS, "the Write failed (status %d)", int(w.status));
+                write_done = true;
+            }
             iwv_cq_wait(s.cq, 100);
         }
     }
+    if (how == Away::InsideThenLeaves) s.link.put('l');
+    if (how != Away::NeverServed) {
+        if (!write_done) s.wc_ok(1, IWV_WC_RDMA_WRITE);
+        s.wc_ok(2, IWV_WC_RDMA_READ);
+        CHILD_CHECK(same(s.buf.data() + kBuf / 2, kAwayBytes, 22), "the Read brought other bytes");
+    }
     s.link.put('d');
-    if (served) s.close();
+    if (how != Away::NeverServed) s.close();
 }
 
-void away_passive(Side& s, bool served) {
+void away_passive(Side& s, Away how) {
     // Buffers first: the verbs calls after them order them before the device's threads.
     fill(s.buf.data() + kBuf / 2, kAwayBytes, 22); // what a reads
     std::memset(s.buf.data(), 0, kAwayBytes);      // where a writes
     connect_passive(s);
     exchange_regions(s);
+    if (how == Away::InsideThenLeaves) iwv_device_owner_inside(s.dev, 1);
     s.link.put('a');
+    if (how == Away::InsideThenLeaves) {
+        CHILD_CHECK(s.link.get<char>() == 'l', "a saw the Read wait"); // inside, no verbs call
+        iwv_device_owner_inside(s.dev, 0);
+    }
     CHILD_CHECK(s.link.get<char>() == 'd', "a done"); // away: blocked here, no verbs call
     iwv_progress(s.dev, 0); // takes the device's lock: orders the placement before our reads
-    if (served) {
+    if (how != Away::NeverServed) {
         CHILD_CHECK(same(s.buf.data(), kAwayBytes, 11), "the Write was not placed while the owner was away");
         s.close();
     }
@@ -560,14 +576,20 @@ INSTANTIATE_TEST_SUITE_P(Modes, IwarpPair,
                          [](const auto& info) { return mode_name(info.param); });
 
 TEST(IwarpStandby, WritesAndReadsCompleteWhileTheOwnerIsAway) {
-    auto o = run_pair(IWV_PROGRESS_STANDBY, [](Side& s) { away_active(s, true); },
-                      [](Side& s) { away_passive(s, true); });
+    auto o = run_pair(IWV_PROGRESS_STANDBY, [](Side& s) { away_active(s, Away::Served); },
+                      [](Side& s) { away_passive(s, Away::Served); });
     EXPECT_TRUE(o.ok()) << o.describe();
 }
 
 // The control: the test above can tell a device that serves from one that does not.
 TEST(IwarpStandby, CallerModeLeavesAReadWaitingWhileTheOwnerIsAway) {
-    auto o = run_pair(IWV_PROGRESS_CALLER, [](Side& s) { away_active(s, false); },
-                      [](Side& s) { away_passive(s, false); });
+    auto o = run_pair(IWV_PROGRESS_CALLER, [](Side& s) { away_active(s, Away::NeverServed); },
+                      [](Side& s) { away_passive(s, Away::NeverServed); });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+TEST(IwarpStandby, AnOwnerInsideItsProgressEngineIsNotStoodIn) {
+    auto o = run_pair(IWV_PROGRESS_STANDBY, [](Side& s) { away_active(s, Away::InsideThenLeaves); },
+                      [](Side& s) { away_passive(s, Away::InsideThenLeaves); });
     EXPECT_TRUE(o.ok()) << o.describe();
 }
