@@ -36,14 +36,14 @@ struct UpcallTarget {
     std::atomic<bool> standby_sleeping{false};
     std::atomic<int64_t> owner_polled_us{0}; // when the owner last drove progress
     std::atomic<bool> owner_waiting{false};  // the owner blocks where the device's fd wakes it
-    std::atomic<bool> owner_inside{false};   // the owner is in its progress engine
+    std::atomic<int> owner_inside{0};        // the owner's calls under way in its progress engine or a post
     std::atomic<bool> standby_serving{false}; // the standby thread may be serving (owner_back waits)
     int64_t after_us = IWV_STANDBY_AFTER_US;  // the absence after which the standby thread serves
     // Microseconds until the owner counts as away: 0 once it is, -1 while it is in its progress
     // engine or blocks in its wait (its absence has not begun). Sequentially consistent:
     // owner_back's counterpart (Dekker's pattern).
     int64_t away_in_us() const {
-        if (owner_waiting.load(std::memory_order_relaxed) || owner_inside.load()) return -1;
+        if (owner_waiting.load(std::memory_order_relaxed) || owner_inside.load() > 0) return -1;
         return std::max<int64_t>(0, owner_polled_us.load() + after_us - sctpm::now_us());
     }
     bool owner_away() const { return away_in_us() == 0; }
@@ -212,7 +212,7 @@ void Device::owner_waiting(bool waiting) {
 void Device::owner_inside(bool inside) {
     if (mode_ != IWV_PROGRESS_STANDBY) return;
     if (!inside) owner_present(); // its absence starts now, not at its last round's start
-    target_->owner_inside.store(inside);
+    target_->owner_inside.fetch_add(inside ? 1 : -1);
 }
 
 int Device::poll_locked() { return idle_locked() ? 0 : progress_locked(); }

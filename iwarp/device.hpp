@@ -72,7 +72,7 @@ public:
     void owner_present(); // standby mode: the owner drives progress (lock-free)
     void owner_back();    // ... and no standby service runs from now on (waits for one under way)
     void owner_waiting(bool waiting); // standby mode: the owner blocks on our fd (lock-free)
-    void owner_inside(bool inside);   // standby mode: the owner is in its progress engine (lock-free)
+    void owner_inside(bool inside);   // standby mode: the owner enters (leaves) its progress engine or a long call (lock-free, nests)
     uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 
     // All below: with mu held.

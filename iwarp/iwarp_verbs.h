@@ -40,7 +40,7 @@ typedef struct iwv_conn_request iwv_conn_request;
 
 /* ---- device ----------------------------------------------------------------------------- */
 enum iwv_progress_mode { IWV_PROGRESS_THREAD = 0, IWV_PROGRESS_CALLER = 1, IWV_PROGRESS_STANDBY = 2 };
-#define IWV_STANDBY_AFTER_US 1000
+#define IWV_STANDBY_AFTER_US 250
 #define IWV_OWNER_BACK_GUARD_US 1000 /* iwv_device_owner_back: no standby service starts for this long */
 
 struct iwv_device_attr {
@@ -91,9 +91,10 @@ void iwv_device_owner_back(iwv_device *dev);
 /* Standby mode: the owner blocks in its own wait (1), which the device's fd wakes, or is back (0):
  * while it blocks there it counts as present. Lock-free. Other modes: no-op. */
 void iwv_device_owner_waiting(iwv_device *dev, int waiting);
-/* Standby mode: the owner entered its progress engine (1) or left it (0). Between the two it
- * counts as present however long a round takes (a large copy is not an absence); its absence
- * starts when it leaves. Lock-free, a store or two: call it on every entry and exit. */
+/* Standby mode: the owner entered its progress engine (1) or left it (0); calls nest (and
+ * iwv_post_send counts as one). Between the two it counts as present however long a round takes
+ * (a large copy is not an absence); its absence starts when it leaves. Lock-free, an atomic add
+ * and a clock read: call it on every entry and exit. */
 void iwv_device_owner_inside(iwv_device *dev, int inside);
 /* Caller mode: 1 while a QP has data the association would not take yet. SCTP does not always
  * announce the window opening, so the owner should call iwv_progress again soon. */

@@ -15,6 +15,18 @@ namespace {
 
 using Lock = std::unique_lock<std::mutex>;
 
+// Standby mode: the owner counts as present for the whole of a call that may run long.
+class OwnerInside {
+public:
+    explicit OwnerInside(Device& d) : d_(d) { d_.owner_inside(true); }
+    ~OwnerInside() { d_.owner_inside(false); }
+    OwnerInside(const OwnerInside&) = delete;
+    OwnerInside& operator=(const OwnerInside&) = delete;
+
+private:
+    Device& d_;
+};
+
 IrdOrdPair ird_ord(const iwv_conn_param* p) {
     return p ? IrdOrdPair{std::min<uint16_t>(p->responder_resources, iwarp::kIrdOrdMax),
                           std::min<uint16_t>(p->initiator_depth, iwarp::kIrdOrdMax)}
@@ -297,7 +309,8 @@ int iwv_qp_atomic_original(iwv_qp* qp, uint64_t index, uint64_t* original) {
 
 int iwv_post_send(iwv_qp* qp, iwv_send_wr* wr, iwv_send_wr** bad_wr) {
     Device& d = *qp->dev->impl;
-    d.owner_present(); // it posts: it is there (standby mode), and will drive progress
+    // It posts: it is there (standby mode) however long the post copies, and will drive progress.
+    OwnerInside inside(d);
     Lock l(d.mu);
     const iwv_send_wr* bad = nullptr;
     int rc = qp->q->post_send(wr, &bad, d.last_error);
