@@ -53,7 +53,9 @@ namespace {
 
 // Standby mode: datagrams read per round while the owner is away, and how long each read keeps
 // usrsctp's receive thread off the socket (past the next look: the thread and we would otherwise
-// both wake for each packet).
+// both wake for each packet). An owner back in MPI reads the socket itself (ch3's progress
+// engine); one that never does (a verbs program in standby mode) can wait up to this long after
+// an absence before the receive thread reads again.
 constexpr int kStandbyReads = 16;
 constexpr uint32_t kStandbyHoldUs = 20000;
 
@@ -234,14 +236,14 @@ void Device::thread_main() {
     }
 }
 
-// Standby mode. While the owner is in MPI (in its progress engine, blocked in its wait, or back
-// within after_us), the thread only looks every after_us whether it left, or every 10 ms while
-// it blocks (its wait wakes it for our work). Once the owner is away (it
-// computes), the thread reads the stack's UDP socket itself and holds it (usrsctp's receive
-// thread would read only when the owner's own hold on it has run out, a millisecond after its
-// last read), then places and answers what arrived, and sleeps until a packet or an upcall
-// comes; it never spins (the computation needs the core). Reading the socket needs no lock of
-// ours; the RNIC's work runs under mu, with standby_serving raised for owner_back.
+// Standby mode. While the owner is in MPI (in its progress engine or a post, blocked in its wait,
+// or out of them for less than after_us), the thread only looks now and then whether it left
+// (standby_wait). Once the owner is away (it computes), the thread reads the stack's UDP socket
+// itself and holds it (usrsctp's receive thread would read only when the owner's own hold on it
+// has run out, a millisecond after its last read), then places and answers what arrived, and
+// sleeps until a packet or an upcall comes; it never spins (the computation needs the core).
+// Reading the socket needs no lock of ours; the RNIC's work runs under mu, with standby_serving
+// raised for owner_back.
 void Device::standby_main() {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop_) {
@@ -262,10 +264,11 @@ void Device::standby_main() {
 // Until an upcall or a packet on the UDP socket while the owner is away (we read it then), or
 // the moment its absence begins. Announce the sleep, then look once more, as wait_fd does. The
 // looks that watch for the owner leaving (every after_us while it runs in MPI) are taken only
-// while the RNIC is keen (it had traffic within kStandbyKeenUs): they take a core from a process
-// that runs in MPI (8-byte put latency 1.10x with them at 250 us). Otherwise it looks every
-// kStandbyLookUs, and an upcall from usrsctp's receive thread (which reads once the owner's hold
-// runs out, a millisecond after it leaves) wakes it for traffic that comes while it is away.
+// while the RNIC is keen (it had traffic within kStandbyKeenUs): each takes a core from a process
+// that runs in MPI for a moment (8-byte osu_put_latency, which leaves the RNIC idle, was 1.10x
+// with them every 250 us). Otherwise it looks every kStandbyLookUs, and an upcall from usrsctp's
+// receive thread (which reads once the owner's hold runs out, a millisecond after it leaves)
+// wakes it for traffic that comes while the owner is away.
 void Device::standby_wait(std::unique_lock<std::mutex>& lock) {
     constexpr int64_t kStandbyLookUs = 10000;
     constexpr int64_t kStandbyKeenUs = 100000;
