@@ -145,9 +145,14 @@ void sctpm_peer_release(sctpm_transport* t, sctpm_peer p) { t->impl->release_pee
 
 int sctpm_send(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt,
                void* cookie) {
+    return sctpm_send_batch(t, p, key, iov, iovcnt, cookie, 0);
+}
+
+int sctpm_send_batch(sctpm_transport* t, sctpm_peer p, const sctpm_key* key, const struct iovec* iov, int iovcnt,
+                     void* cookie, int more) {
     try {
         const sctpm::SendKey k = to_key(key);
-        return t->impl->send(p, k, iov, iovcnt, cookie);
+        return t->impl->send(p, k, iov, iovcnt, cookie, false, more != 0);
     } catch (const std::exception& e) {
         t->last_error = e.what();
         return -EINVAL;

@@ -81,6 +81,13 @@ struct Peer {
     std::vector<uint32_t> tx_seq;                           // per domain
     std::vector<std::deque<TxMessage>> tx_queues;           // per stream
     size_t queued = 0;                                      // messages in tx_queues
+    // A message sent in batches (sctpm_send_batch's `more`): the receiver appends each batch to the
+    // one before, so nothing else may come between them. While the batch before the next is still
+    // queued (`batch_queued`, until its on_sent has run), other sends to this peer wait in
+    // `deferred`, without a sequence number, and follow the last batch (transport_tx.cpp).
+    void* batch_cookie = nullptr;
+    bool batch_queued = false;
+    std::deque<TxMessage> deferred;
     uint64_t frames_sent = 0;                               // SCTP messages the stack accepted (stall report)
     std::vector<ReorderWindow<std::shared_ptr<RxMessage>>> order; // per domain
     uint64_t held_bytes = 0;                                // what `order` holds, against reorder_bytes

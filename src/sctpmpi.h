@@ -141,6 +141,12 @@ typedef struct {
 int sctpm_send(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, const struct iovec *iov,
                int iovcnt, void *cookie);
 
+/* sctpm_send for one batch of a message sent in several (the receiver appends each to the one
+ * before): more != 0 says that the next batch, with the same cookie, follows at once, or from
+ * on_sent for this one when it was queued. Whatever else is sent to p until then goes after it. */
+int sctpm_send_batch(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, const struct iovec *iov,
+                     int iovcnt, void *cookie, int more);
+
 /* Like sctpm_send, but the caller's buffers are free when it returns: if the message cannot be
  * handed to the stack at once, its bytes are copied and sent later. Returns 0 or -errno. */
 int sctpm_send_copy(sctpm_transport *t, sctpm_peer p, const sctpm_key *key, const struct iovec *iov,

@@ -219,18 +219,30 @@ void Transport::emit_for_linked_peers(AssocId assoc, sctpm_event ev) {
     }
 }
 
+// Every send still queued or deferred for p completes with -ECONNRESET.
+void Transport::fail_queued_sends(Peer& p) {
+    auto fail = [&](const std::deque<TxMessage>& q) {
+        for (const auto& m : q)
+            if (m.notify)
+                completions_.push_back({m.cookie, -ECONNRESET, p.id});
+    };
+    for (const auto& q : p.tx_queues)
+        fail(q);
+    fail(p.deferred);
+    p.deferred.clear();
+    p.batch_cookie = nullptr;
+    p.batch_queued = false;
+    p.queued = 0;
+}
+
 void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::string& why) {
     if (p.state == Peer::State::failed)
         return;
     p.state = Peer::State::failed;
     p.failure = why;
-    for (auto& q : p.tx_queues) {
-        for (auto& m : q)
-            if (m.notify)
-                completions_.emplace_back(m.cookie, -ECONNRESET);
+    fail_queued_sends(p);
+    for (auto& q : p.tx_queues)
         q.clear();
-    }
-    p.queued = 0;
     p.rx.clear();
     for (auto& w : p.order)
         w = ReorderWindow<std::shared_ptr<RxMessage>>();

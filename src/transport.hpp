@@ -52,7 +52,10 @@ public:
     void release_peer(sctpm_peer id);
 
     // copy: if the message must wait, keep a copy of its bytes and report it done (returns 0).
-    int send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy = false);
+    // more: a further batch of this message (the same cookie) follows, and nothing else sent to
+    // the peer goes between the two (sctpm_send_batch).
+    int send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy = false,
+             bool more = false);
     void set_stream_hook(StreamHook hook, void* arg) { map_.set_hook(hook, arg); }
 
     int progress(int64_t timeout_us);
@@ -162,6 +165,10 @@ private:
     void queue_control(Peer& p, FrameKind kind, std::string payload);
     void queue_hello(Peer& p);
     void flush_completions();
+    // The batches of the peer's message in batches are all sent (or it ended early): the sends
+    // deferred meanwhile are numbered and queued behind them.
+    void end_batch(Peer& p);
+    void fail_queued_sends(Peer& p);
 
     // Fails this peer alone: its queued sends complete with -ECONNRESET, one event. Its association
     // is left alone (other peers may be linked on it).
@@ -207,7 +214,12 @@ private:
     std::vector<uint8_t> txbuf_; // a fragment's frame header (and its payload when pump gathers it)
     Continuation cont_;
     std::vector<sctpm_peer> tx_ready_;
-    std::deque<std::pair<void*, int>> completions_;
+    struct Completion {
+        void* cookie;
+        int status;
+        sctpm_peer peer;
+    };
+    std::deque<Completion> completions_;
     uint64_t read_activity_ = ~0ull;
     AssocId deferred_abort_ = 0; // abort once the half-read message of this association is drained
     int read_depth_ = 0;          // read_stage calls on the stack (a callback may run progress)

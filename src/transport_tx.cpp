@@ -55,6 +55,13 @@ void gather(const std::vector<iovec>& iov, uint64_t off, size_t len, uint8_t* ou
     });
 }
 
+// A message that stays queued after the call that sent it: it keeps a copy of its bytes.
+void own_bytes(TxMessage& m) {
+    m.owned.resize(m.header.total);
+    gather(m.iov, 0, m.owned.size(), reinterpret_cast<uint8_t*>(m.owned.data()));
+    m.iov.assign(1, iovec{m.owned.data(), m.owned.size()});
+}
+
 } // namespace
 
 void Transport::queue_control(Peer& p, FrameKind kind, std::string payload) {
@@ -146,7 +153,8 @@ int Transport::connect(sctpm_peer id, const std::string* hello) {
     return 0;
 }
 
-int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy) {
+int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy,
+                    bool more) {
     Peer* p = peers_.get(id);
     if (!p || iovcnt < 0 || (iovcnt > 0 && !iov))
         return -EINVAL;
@@ -168,11 +176,27 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
     m.iov.assign(iov, iov + iovcnt);
     m.header.kind = FrameKind::data;
     m.header.domain = r.domain;
-    m.header.seq = p->tx_seq[r.domain]++;
     m.header.total = iov_total(m.iov);
     m.stream = r.stream;
     m.cookie = cookie;
 
+    const bool next_batch = p->batch_cookie && cookie == p->batch_cookie;
+    if (p->batch_cookie && !next_batch) {
+        if (p->batch_queued) {
+            // Between two batches of another message: after its last one.
+            if (copy)
+                own_bytes(m);
+            else
+                m.notify = true;
+            p->deferred.push_back(std::move(m));
+            return copy ? 0 : 1;
+        }
+        end_batch(*p); // that message's sender stopped before its last batch (an error)
+    }
+    if (next_batch)
+        p->batch_cookie = nullptr;
+
+    m.header.seq = p->tx_seq[r.domain]++;
     auto& q = p->tx_queues[r.stream];
     q.push_back(std::move(m));
     ++p->queued;
@@ -181,19 +205,36 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
         flush_completions();
         return -ECONNRESET;
     }
-    if (!sent_now && copy) {
-        // Still queued (pump only pops whole messages from the front): own the bytes.
-        TxMessage& mine = q.back();
-        mine.owned.resize(mine.header.total);
-        gather(mine.iov, 0, mine.owned.size(), reinterpret_cast<uint8_t*>(mine.owned.data()));
-        mine.iov.assign(1, iovec{mine.owned.data(), mine.owned.size()});
-    } else if (!sent_now) {
+    if (!sent_now && copy)
+        own_bytes(q.back()); // still queued (pump only pops whole messages from the front)
+    else if (!sent_now)
         q.back().notify = true;
+    if (more) {
+        p->batch_cookie = cookie;
+        p->batch_queued = !sent_now;
+    } else if (next_batch) {
+        end_batch(*p);
     }
     if (p->queued && std::find(tx_ready_.begin(), tx_ready_.end(), id) == tx_ready_.end())
         tx_ready_.push_back(id);
     flush_completions();
     return sent_now || copy ? 0 : 1;
+}
+
+void Transport::end_batch(Peer& p) {
+    p.batch_cookie = nullptr;
+    p.batch_queued = false;
+    if (p.deferred.empty())
+        return;
+    while (!p.deferred.empty()) {
+        TxMessage& m = p.deferred.front();
+        m.header.seq = p.tx_seq[m.header.domain]++;
+        p.tx_queues[m.stream].push_back(std::move(m));
+        p.deferred.pop_front();
+        ++p.queued;
+    }
+    if (std::find(tx_ready_.begin(), tx_ready_.end(), p.id) == tx_ready_.end())
+        tx_ready_.push_back(p.id);
 }
 
 // Send fragments of the messages queued on one stream until the stack pushes back.
@@ -249,7 +290,7 @@ bool Transport::pump(Peer& p, uint16_t stream) {
             ++p.stats.tx_messages;
         }
         if (m.notify)
-            completions_.emplace_back(m.cookie, 0);
+            completions_.push_back({m.cookie, 0, p.id});
         q.pop_front();
         --p.queued;
     }
@@ -282,10 +323,18 @@ int Transport::write_stage() {
 
 void Transport::flush_completions() {
     while (!completions_.empty()) {
-        auto [cookie, status] = completions_.front();
+        const Completion c = completions_.front();
         completions_.pop_front();
+        // A batch went: its sender sends the next one from on_sent (ahead of what waits).
+        Peer* p = peers_.get(c.peer);
+        const bool batch = p && p->batch_queued && p->batch_cookie == c.cookie;
+        if (batch)
+            p->batch_queued = false;
         if (cb_.on_sent)
-            cb_.on_sent(cb_.ctx, cookie, status);
+            cb_.on_sent(cb_.ctx, c.cookie, c.status);
+        p = peers_.get(c.peer); // on_sent may have added peers
+        if (batch && p && p->batch_cookie == c.cookie && !p->batch_queued)
+            end_batch(*p); // no further batch was queued, so none is coming
     }
 }
 

@@ -32,15 +32,11 @@ void Transport::release_peer(sctpm_peer id) {
     }
     // The caller destroys a VC once its close handshake is done, so nothing should be queued; if
     // anything is, it completes with an error rather than never.
-    for (auto& q : p->tx_queues)
-        for (auto& m : q)
-            if (m.notify)
-                completions_.emplace_back(m.cookie, -ECONNRESET);
+    fail_queued_sends(*p);
     // Whole containers go, not only their contents (an empty std::deque still holds a node: 7 KiB
     // per peer with its streams). A failed peer's queues are never indexed again.
     decltype(p->tx_queues)().swap(p->tx_queues);
     decltype(p->tx_seq)().swap(p->tx_seq);
-    p->queued = 0;
     if (cont_.peer == p && cont_.mode != ContMode::none)
         cont_.mode = ContMode::discard; // the rest of the message in the socket is dropped
     decltype(p->rx)().swap(p->rx);

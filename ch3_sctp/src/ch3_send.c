@@ -45,6 +45,14 @@ int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
     return mpi_errno;
 }
 
+/* A request whose iov is reloaded sends its data in batches, which the receiver appends to the
+ * request it is filling: the transport lets nothing else to that peer come between two of them. */
+static int send_batch(MPIDI_VC_t * vc, const sctpm_key * key, MPIR_Request * sreq, struct iovec *iov, int n)
+{
+    const int more = sreq->dev.OnDataAvail == MPIDI_CH3_ReqHandler_SendReloadIOV;
+    return sctpm_send_batch(MPIDI_CH3I_sctp, vc->ch.peer, key, iov, n, sreq, more);
+}
+
 static void complete_with_error(MPIR_Request * sreq, int status)
 {
     MPIDI_CH3I_Complete_with_error(sreq, MPIDI_CH3I_Peer_error(sreq->ch.vc, status));
@@ -63,7 +71,7 @@ static int request_sent(MPIR_Request * sreq)
         if (mpi_errno || complete)
             return mpi_errno;
         sctpm_key key = { sreq->ch.context, sreq->ch.tag, sreq->ch.cls };
-        rc = sctpm_send(MPIDI_CH3I_sctp, vc->ch.peer, &key, sreq->dev.iov, sreq->dev.iov_count, sreq);
+        rc = send_batch(vc, &key, sreq, sreq->dev.iov, sreq->dev.iov_count);
         if (rc == 1)
             return MPI_SUCCESS; /* continues in MPIDI_CH3I_On_sent */
         if (rc < 0) {
@@ -138,7 +146,7 @@ int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iov
     MPIDI_CH3I_Key_of(&sreq->dev.pending_pkt, sreq, &key);
     iov[0].iov_base = &sreq->dev.pending_pkt;
     iov[0].iov_len = sizeof(MPIDI_CH3_Pkt_t);
-    rc = sctpm_send(MPIDI_CH3I_sctp, vc->ch.peer, &key, iov, n, sreq);
+    rc = send_batch(vc, &key, sreq, iov, n);
     if (rc < 0)
         return MPIDI_CH3I_Peer_error(vc, rc);
     count_control(vc, &key);

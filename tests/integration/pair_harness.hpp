@@ -59,6 +59,7 @@ struct Side {
     std::function<sctpm_peer(Side&, const std::string& hello, const char* card)> on_hello;
     std::map<std::string, sctpm_peer> accepted; // for the hook's use: peers it created, by hello
     std::function<void(int entering)> on_block;  // if set: called around a blocked progress wait
+    std::function<void(void* cookie, int status)> after_sent; // if set: called after a queued send completed
     // If set: names the peer to check for a hello whose association ended before its proof.
     std::function<sctpm_peer(Side&, const std::string& hello)> on_unproven_end;
     static bool is_failure(const sctpm_event& e) {
@@ -139,7 +140,10 @@ inline void cb_placed(void*, void* msg, size_t filled, int last) {
 }
 
 inline void cb_sent(void* ctx, void* cookie, int status) {
-    static_cast<Side*>(ctx)->sent[reinterpret_cast<uintptr_t>(cookie)] = status;
+    Side* s = static_cast<Side*>(ctx);
+    s->sent[reinterpret_cast<uintptr_t>(cookie)] = status;
+    if (s->after_sent)
+        s->after_sent(cookie, status);
 }
 
 inline void cb_event(void* ctx, const sctpm_event* ev) {

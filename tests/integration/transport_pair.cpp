@@ -435,6 +435,50 @@ uint32_t assoc_up_of(const Side& s, sctpm_peer p) {
 
 } // namespace
 
+// A message sent in batches (as CH3 sends a request whose iov it reloads) whose first batch had to
+// queue: the sends made before its next batch, from on_sent, go after its last one, since the
+// receiver appends each batch to the one before. Ids give the order the receiver must see.
+TEST(TransportPair, BatchesOfOneMessageStayTogether) {
+    auto a = [](Side& s) {
+        const uint32_t fill = 12, batches = 3, others = 2;
+        std::vector<std::string> msgs;
+        for (uint32_t i = 0; i < fill + batches + others; ++i)
+            msgs.push_back(make_message(i, i < fill ? (1u << 20) : i < fill + batches ? 300000 : 100));
+        const sctpm_key key{7, 0, 1};
+        auto send = [&](uint32_t i, int more) {
+            iovec v{msgs[i].data(), msgs[i].size()};
+            const uintptr_t cookie = i < fill ? i + 1 : i < fill + batches ? 1000 : i + 1;
+            const int rc = sctpm_send_batch(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(cookie), more);
+            CHILD_CHECK(rc == 0 || rc == 1, "send of message %u returned %d", i, rc);
+            if (rc == 1)
+                s.sent[cookie] = 1;
+            return rc;
+        };
+        for (uint32_t i = 0; i < fill; ++i)
+            send(i, 0); // fills the send buffer: what follows queues
+        uint32_t next = fill;
+        CHILD_CHECK(send(next++, 1) == 1, "the first batch went at once; the test needs it queued");
+        s.after_sent = [&](void* cookie, int status) {
+            if (reinterpret_cast<uintptr_t>(cookie) == 1000 && status == 0 && next < fill + batches) {
+                const uint32_t i = next++;
+                send(i, i + 1 < fill + batches);
+            }
+        };
+        for (uint32_t i = fill + batches; i < fill + batches + others; ++i)
+            send(i, 0); // between the batches in time, after them on the wire
+        CHILD_CHECK(s.progress_until([&] { return next == fill + batches && sends_done(s); }, 60),
+                    "%u batches sent, sends done %d", next - fill, int(sends_done(s)));
+        check_sends_ok(s);
+        s.progress_until([] { return false; }, 0.5);
+    };
+    auto b = [](Side& s) {
+        expect_messages(s, 17);
+        s.progress_until([] { return false; }, 0.3);
+    };
+    auto o = run_pair(a, b, [](sctpm_config* c) { set(c, "sndbuf", "1M"); });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
 TEST(TransportLinks, TwoPeersToOneProcessShareTheAssociation) {
     const uint32_t n = 16;
     const std::pair<const char*, const char*> variants[] = {{"single", "hello"}, {"context_tag", "hello"}, {"single", "packet"}};
