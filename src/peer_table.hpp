@@ -30,6 +30,7 @@ struct TxMessage {
     uint64_t sent = 0;      // payload bytes handed to the stack
     void* cookie = nullptr;
     bool notify = false;    // call on_sent when done (it was queued)
+    bool next_batch = false; // a further batch of the message before it: nothing goes between
 };
 
 // A message being received. Until its turn in the reorder window it is held in `buffered`;

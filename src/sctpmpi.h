@@ -132,7 +132,9 @@ void sctpm_peer_release(sctpm_transport *t, sctpm_peer p);
 typedef struct {
     int32_t context;  /* MPI context id (or any ordering domain key) */
     int32_t tag;      /* MPI tag */
-    int32_t cls;      /* 0 = matchable message; 1 = control packet (the policy may pin it) */
+    int32_t cls;      /* 0 = matchable message; 1 = control packet (the policy may pin it); 2 = a
+                       * control packet that may go ahead of this peer's queued messages that have
+                       * not started (a reply its sender waits for, such as a clear-to-send) */
 } sctpm_key;
 
 /* Send iov as one message. Returns 0 if it was handed to the stack at once (buffers reusable;

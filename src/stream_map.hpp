@@ -12,8 +12,12 @@ namespace sctpm {
 struct SendKey {
     int32_t context = 0;
     int32_t tag = 0;
-    int32_t cls = 0; // 0 = matchable message, 1 = control packet
+    int32_t cls = 0; // 0 = matchable message, 1 = control packet, 2 = a reply that may overtake (kReply)
 };
+
+// A control packet that may go ahead of what its peer has queued and not started (the channel's
+// clear-to-send, whose sender is waiting for it): see Transport::send.
+constexpr int32_t kReply = 2;
 
 struct Route {
     uint16_t stream = 0;
@@ -31,12 +35,13 @@ public:
     // single:      stream 0, domain 0 (one ordered stream, no reordering ever)
     // context:     stream = domain = context mod n (per-communicator streams, order kept by SCTP)
     // context_tag: stream = hash(context, tag) mod n, domain = context mod n (reorder restores order)
-    // control packets (cls 1) always go to stream 0, domain 0 under the built-in policies.
+    // control packets (cls 1 and 2) always go to stream 0, domain 0 under the built-in policies.
     Route select(const SendKey& key) const;
 
     void set_hook(StreamHook hook, void* arg) { hook_ = hook; hook_arg_ = arg; }
     uint16_t streams() const { return nstreams_; }
     StreamPolicy policy() const { return policy_; }
+    bool hooked() const { return hook_ != nullptr; }
 
 private:
     StreamPolicy policy_;

@@ -168,6 +168,7 @@ private:
     // The batches of the peer's message in batches are all sent (or it ended early): the sends
     // deferred meanwhile are numbered and queued behind them.
     void end_batch(Peer& p);
+    size_t overtaking_point(const Peer& p, const Route& r) const;
     void fail_queued_sends(Peer& p);
 
     // Fails this peer alone: its queued sends complete with -ECONNRESET, one event. Its association

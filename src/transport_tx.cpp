@@ -195,9 +195,32 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
     }
     if (next_batch)
         p->batch_cookie = nullptr;
+    m.next_batch = next_batch;
 
-    m.header.seq = p->tx_seq[r.domain]++;
     auto& q = p->tx_queues[r.stream];
+    const size_t at = key.cls == kReply ? overtaking_point(*p, r) : q.size();
+    if (at < q.size()) {
+        // Ahead of whole messages nobody has seen yet: it takes the first one's number.
+        m.header.seq = q[at].header.seq;
+        for (size_t i = at; i < q.size(); ++i)
+            ++q[i].header.seq;
+        ++p->tx_seq[r.domain];
+        if (copy)
+            own_bytes(m);
+        else
+            m.notify = true;
+        q.insert(q.begin() + static_cast<std::ptrdiff_t>(at), std::move(m));
+        ++p->queued;
+        if (at == 0)
+            pump(*p, r.stream);
+        if (p->state == Peer::State::failed) {
+            flush_completions();
+            return -ECONNRESET;
+        }
+        flush_completions();
+        return copy ? 0 : 1; // on_sent follows even if it went at once
+    }
+    m.header.seq = p->tx_seq[r.domain]++;
     q.push_back(std::move(m));
     ++p->queued;
     const bool sent_now = q.size() == 1 && pump(*p, r.stream);
@@ -219,6 +242,24 @@ int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iov
         tx_ready_.push_back(id);
     flush_completions();
     return sent_now || copy ? 0 : 1;
+}
+
+// Where a reply (kReply) may go in its stream's queue: before the queued messages at the tail that
+// have not started, are data of its own domain, and do not continue the message before them (the
+// receiver appends a further batch to the one before). Only with a built-in policy that keeps the
+// domain in this one queue (single): renumbering then touches nothing sent or queued elsewhere.
+size_t Transport::overtaking_point(const Peer& p, const Route& r) const {
+    const auto& q = p.tx_queues[r.stream];
+    if (map_.hooked() || map_.policy() != StreamPolicy::single)
+        return q.size();
+    size_t at = q.size();
+    while (at > 0) {
+        const TxMessage& m = q[at - 1];
+        if (m.sent != 0 || m.header.kind != FrameKind::data || m.header.domain != r.domain || m.next_batch)
+            break;
+        --at;
+    }
+    return at;
 }
 
 void Transport::end_batch(Peer& p) {

@@ -617,10 +617,11 @@ static void register_handlers(MPIDI_CH3_PktHandler_Fcn ** table)
     table[MPIDI_CH3_PKT_HY_QP_SYNC_ATOMIC] = qp_sync_atomic;
 }
 
-/* PUT headers on a QP name how many SCTP control packets went before them. */
+/* PUT headers on a QP name how many SCTP control packets went before them. A clear-to-send (class
+ * 2) is not counted on either side: it may overtake other packets (MPIDI_CH3I_Key_of). */
 static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
 {
-    vc->ch.hy.ctl_sent += key->cls;
+    vc->ch.hy.ctl_sent += key->cls == 1;
 }
 
 /* ch3:hybrid's hooks into ch3:sctp (the extension interface of ch3_sctp's mpidi_ch3_impl.h). */

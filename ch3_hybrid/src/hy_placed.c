@@ -404,8 +404,8 @@ void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
     if (MPIDI_CH3I_Hy_rnic.dev && applies_accumulate(pkt))
         iwv_device_owner_back(MPIDI_CH3I_Hy_rnic.dev);
     MPIDI_CH3I_Key_of(pkt, NULL, &key);
-    vc->ch.hy.recv_control = key.cls;
-    if (key.cls && vc->ch.hy.qp)
+    vc->ch.hy.recv_control = key.cls == 1; /* as sent_on_sctp counts */
+    if (vc->ch.hy.recv_control && vc->ch.hy.qp)
         MPIDI_CH3I_Hy_poll_cq();
 }
 

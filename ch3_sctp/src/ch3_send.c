@@ -4,7 +4,10 @@
 #include "mpidi_ch3_impl.h"
 
 /* Packets that MPI matching orders get their communicator and tag as stream-mapping key; all
- * others are control packets (the policy keeps them in one ordered domain). */
+ * others are control packets (the policy keeps them in one ordered domain). A clear-to-send may go
+ * ahead of the queued messages to its peer that have not started (class 2): its peer waits for it
+ * to send, and no packet's meaning depends on what came before it. Behind a queue of rendezvous
+ * data going the other way, it held the opposite direction idle until that queue had drained. */
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key)
 {
     const MPIDI_Message_match *match = NULL;
@@ -26,7 +29,7 @@ void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_ke
     }
     key->context = match ? match->parts.context_id : 0;
     key->tag = match ? match->parts.tag : 0;
-    key->cls = match ? 0 : 1;
+    key->cls = match ? 0 : pkt->type == MPIDI_CH3_PKT_RNDV_CLR_TO_SEND ? 2 : 1;
     if (req) {
         req->ch.context = key->context;
         req->ch.tag = key->tag;

@@ -444,8 +444,8 @@ TEST(TransportPair, BatchesOfOneMessageStayTogether) {
         std::vector<std::string> msgs;
         for (uint32_t i = 0; i < fill + batches + others; ++i)
             msgs.push_back(make_message(i, i < fill ? (1u << 20) : i < fill + batches ? 300000 : 100));
-        const sctpm_key key{7, 0, 1};
         auto send = [&](uint32_t i, int more) {
+            const sctpm_key key{7, 0, i + 1 == fill + batches + others ? 2 : 1};
             iovec v{msgs[i].data(), msgs[i].size()};
             const uintptr_t cookie = i < fill ? i + 1 : i < fill + batches ? 1000 : i + 1;
             const int rc = sctpm_send_batch(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(cookie), more);
@@ -465,7 +465,7 @@ TEST(TransportPair, BatchesOfOneMessageStayTogether) {
             }
         };
         for (uint32_t i = fill + batches; i < fill + batches + others; ++i)
-            send(i, 0); // between the batches in time, after them on the wire
+            send(i, 0); // between the batches in time, after them on the wire (a reply too)
         CHILD_CHECK(s.progress_until([&] { return next == fill + batches && sends_done(s); }, 60),
                     "%u batches sent, sends done %d", next - fill, int(sends_done(s)));
         check_sends_ok(s);
@@ -473,6 +473,50 @@ TEST(TransportPair, BatchesOfOneMessageStayTogether) {
     };
     auto b = [](Side& s) {
         expect_messages(s, 17);
+        s.progress_until([] { return false; }, 0.3);
+    };
+    auto o = run_pair(a, b, [](sctpm_config* c) { set(c, "sndbuf", "1M"); });
+    EXPECT_TRUE(o.ok()) << o.describe();
+}
+
+// A reply (class 2, the channel's clear-to-send) goes ahead of the messages queued to its peer that
+// have not started, and only of those: every other message keeps its order and its bytes.
+TEST(TransportPair, ReplyOvertakesMessagesNotStarted) {
+    auto a = [](Side& s) {
+        const uint32_t fill = 12, queued = 3;
+        std::vector<std::string> msgs;
+        for (uint32_t i = 0; i < fill + queued + 1; ++i)
+            msgs.push_back(make_message(i, i < fill ? (1u << 20) : i < fill + queued ? 200000 : 80));
+        int last_rc = 0;
+        for (uint32_t i = 0; i < fill + queued + 1; ++i) {
+            const sctpm_key key{7, 0, i == fill + queued ? 2 : 1};
+            iovec v{msgs[i].data(), msgs[i].size()};
+            last_rc = sctpm_send(s.t, s.other, &key, &v, 1, reinterpret_cast<void*>(uintptr_t(i + 1)));
+            CHILD_CHECK(last_rc == 0 || last_rc == 1, "send of message %u returned %d", i, last_rc);
+            if (last_rc == 1)
+                s.sent[i + 1] = 1;
+        }
+        CHILD_CHECK(s.sent.count(fill + queued) == 1, "message %u went at once; the test needs it queued", fill + queued - 1);
+        CHILD_CHECK(s.progress_until([&] { return sends_done(s); }, 60), "sends still pending");
+        check_sends_ok(s);
+        s.progress_until([] { return false; }, 0.5);
+    };
+    auto b = [](Side& s) {
+        const uint32_t fill = 12, queued = 3, n = fill + queued + 1;
+        CHILD_CHECK(s.progress_until([&] { return s.completed >= n; }), "got %zu of %u messages", s.completed, n);
+        size_t reply_at = n;
+        uint32_t expect = 0;
+        for (size_t i = 0; i < n; ++i) {
+            CHILD_CHECK(message_ok(s.messages[i]), "message %zu corrupted", i);
+            if (message_id(s.messages[i]) == n - 1) {
+                reply_at = i;
+                continue;
+            }
+            CHILD_CHECK(message_id(s.messages[i]) == expect, "position %zu: message %u where %u was due", i,
+                        message_id(s.messages[i]), expect);
+            ++expect;
+        }
+        CHILD_CHECK(reply_at < n - 1, "the reply came last (position %zu): it overtook nothing", reply_at);
         s.progress_until([] { return false; }, 0.3);
     };
     auto o = run_pair(a, b, [](sctpm_config* c) { set(c, "sndbuf", "1M"); });
