@@ -219,7 +219,7 @@ void Transport::emit_for_linked_peers(AssocId assoc, sctpm_event ev) {
     }
 }
 
-// Every send still queued or deferred for p completes with -ECONNRESET.
+// Every send still queued or deferred for p completes with -ECONNRESET, and the queues empty.
 void Transport::fail_queued_sends(Peer& p) {
     auto fail = [&](const std::deque<TxMessage>& q) {
         for (const auto& m : q)
@@ -229,6 +229,8 @@ void Transport::fail_queued_sends(Peer& p) {
     for (const auto& q : p.tx_queues)
         fail(q);
     fail(p.deferred);
+    for (auto& q : p.tx_queues)
+        q.clear();
     p.deferred.clear();
     p.batch_cookie = nullptr;
     p.batch_queued = false;
@@ -241,8 +243,6 @@ void Transport::fail_peer(Peer& p, sctpm_event_type type, int error, const std::
     p.state = Peer::State::failed;
     p.failure = why;
     fail_queued_sends(p);
-    for (auto& q : p.tx_queues)
-        q.clear();
     p.rx.clear();
     for (auto& w : p.order)
         w = ReorderWindow<std::shared_ptr<RxMessage>>();

@@ -267,13 +267,13 @@ void Transport::end_batch(Peer& p) {
     p.batch_queued = false;
     if (p.deferred.empty())
         return;
-    while (!p.deferred.empty()) {
+    do {
         TxMessage& m = p.deferred.front();
         m.header.seq = p.tx_seq[m.header.domain]++;
         p.tx_queues[m.stream].push_back(std::move(m));
         p.deferred.pop_front();
         ++p.queued;
-    }
+    } while (!p.deferred.empty());
     if (std::find(tx_ready_.begin(), tx_ready_.end(), p.id) == tx_ready_.end())
         tx_ready_.push_back(p.id);
 }
@@ -373,8 +373,10 @@ void Transport::flush_completions() {
             p->batch_queued = false;
         if (cb_.on_sent)
             cb_.on_sent(cb_.ctx, c.cookie, c.status);
+        if (!batch)
+            continue;
         p = peers_.get(c.peer); // on_sent may have added peers
-        if (batch && p && p->batch_cookie == c.cookie && !p->batch_queued)
+        if (p && p->batch_cookie == c.cookie && !p->batch_queued)
             end_batch(*p); // no further batch was queued, so none is coming
     }
 }
