@@ -6,7 +6,8 @@ tools_libperf_la_SOURCES = \
 	tools/perf/perf_util.hpp tools/perf/perf_util.cpp \
 	tools/perf/channel.hpp tools/perf/schedule.cpp \
 	tools/perf/sctp_channel.hpp tools/perf/sctp_channel.cpp \
-	tools/perf/tcp_channel.hpp tools/perf/tcp_channel.cpp
+	tools/perf/tcp_channel.hpp tools/perf/tcp_channel.cpp \
+	tools/perf/udp_channel.hpp tools/perf/udp_channel.cpp
 
 noinst_PROGRAMS += bin/sctp-perf
 bin_sctp_perf_SOURCES = tools/sctp-perf/main.cpp

@@ -2,8 +2,15 @@
 // transport core between two processes, with kernel TCP measured the same way in the same run.
 // The channels and the measurement loop are in tools/perf/ (shared with iwarp-perf).
 //
-//   sctp-perf [--quick] [--bidir] [--json] [--only sctp|tcp] [--addr A[,B...]] [--set key=value ...]
+//   sctp-perf [--quick] [--bidir] [--json] [--only sctp|tcp|udp] [--addr A[,B...]] [--set key=value ...]
+//             [--max-size BYTES] [--latency-only] [--iters N]
 //       runs both sides (the server is a forked child) and prints a table with SCTP/TCP ratios.
+//       Latency is also taken over plain kernel UDP datagrams up to 65000 bytes (column udp,
+//       ratio sctp/udp): the kernel's share of a message over UDP encapsulation, a floor that
+//       the SCTP stack in user space adds to. Run it under `taskset -c 0` for the CPU per message
+//       (both processes on one core take turns, as ranks do when they outnumber the cores).
+//       --max-size and --latency-only shorten the schedule, --iters sets the round trips of each
+//       latency size (a profile of small messages alone); give them to both sides when they run apart.
 //       --bidir adds the bidirectional test (both sides stream at once; MB/s of both directions);
 //       give it to both sides when they run apart (--server, --client).
 //   sctp-perf --server [...]          prints one line "CARD <sctp card> TCP <addr>:<port>" and serves.
@@ -21,56 +28,79 @@
 #include "channel.hpp"
 #include "sctp_channel.hpp"
 #include "tcp_channel.hpp"
+#include "udp_channel.hpp"
 
 using namespace perf;
 
 namespace {
 
 struct Options {
-    bool quick = false, bidir = false, json = false, server = false;
+    bool quick = false, bidir = false, json = false, server = false, latency_only = false;
+    size_t max_size = 4u << 20;
+    int iters = 0; // round trips per latency size; 0: the schedule's own
     std::string client_line, only;
     SctpOptions sctp;
 };
 
 // ---- the schedule both sides follow ----------------------------------------------------------
-Schedule schedule(bool quick, bool bidir) {
+Schedule schedule(const Options& o) {
+    const bool quick = o.quick;
     Schedule s;
-    for (size_t v = 1; v <= (4u << 20); v *= 2) // past 64 KiB: messages beyond one initial window
+    for (size_t v = 1; v <= o.max_size; v *= 2) // past 64 KiB: messages beyond one initial window
         s.latency_sizes.push_back(v);
-    for (size_t v = 1024; v <= (4u << 20); v *= 4)
+    for (size_t v = 1024; v <= o.max_size && !o.latency_only; v *= 4)
         s.bandwidth_sizes.push_back(v);
-    s.latency_iters = [quick](size_t size) { return (quick ? 200 : 1000) / (size >= (1u << 20) ? 20 : size >= 16384 ? 4 : 1); };
+    s.latency_iters = [quick, fixed = o.iters](size_t size) {
+        return fixed > 0 ? fixed : (quick ? 200 : 1000) / (size >= (1u << 20) ? 20 : size >= 16384 ? 4 : 1);
+    };
     s.bandwidth_iters = [quick](size_t size) {
         const double budget = quick ? 16e6 : 64e6; // bytes per size: enough to get past warm-up effects
         int it = static_cast<int>(budget / (64.0 * size));
         return std::max(quick ? 1 : 2, std::min(it, 50));
     };
     s.window = 64;
-    s.bidirectional = bidir;
+    s.bidirectional = o.bidir;
     return s;
 }
+
+// The UDP floor: latency only, of the sizes that fit one datagram.
+Schedule udp_schedule(const Options& o) {
+    Schedule s = schedule(o);
+    std::erase_if(s.latency_sizes, [](size_t v) { return v > kUdpMaxMessage; });
+    s.bandwidth_sizes.clear();
+    s.bidirectional = false;
+    return s;
+}
+
+bool runs(const Options& o, const char* transport) { return o.only.empty() || o.only == transport; }
 
 // Server: serve SCTP, then TCP, following the same schedule. `line_out` gets the contact line.
 void serve(const Options& o, FILE* line_out) {
     SctpChannel sctp(o.sctp);
     const std::string addr = first_address(o.sctp.addr);
     uint16_t tcp_port = 0;
-    int lfd = o.only == "sctp" ? -1 : tcp_listen(addr, &tcp_port);
-    std::fprintf(line_out, "CARD %s TCP %s:%u\n", sctp.card(), addr.c_str(), tcp_port);
+    int lfd = runs(o, "tcp") ? tcp_listen(addr, &tcp_port) : -1;
+    UdpChannel udp(addr);
+    std::fprintf(line_out, "CARD %s TCP %s:%u UDP %u\n", sctp.card(), addr.c_str(), tcp_port, udp.port());
     std::fflush(line_out);
     std::vector<Result> none;
-    if (o.only != "tcp")
-        run_schedule(sctp, false, schedule(o.quick, o.bidir), "sctp", &none);
+    if (runs(o, "sctp"))
+        run_schedule(sctp, false, schedule(o), "sctp", &none);
     if (lfd >= 0) {
         TcpChannel ch(accept(lfd, nullptr, nullptr));
-        run_schedule(ch, false, schedule(o.quick, o.bidir), "tcp", &none);
+        run_schedule(ch, false, schedule(o), "tcp", &none);
         close(lfd);
+    }
+    if (runs(o, "udp")) {
+        udp.accept();
+        run_schedule(udp, false, udp_schedule(o), "udp", &none);
     }
 }
 
 std::vector<Result> run_client(const Options& o, const std::string& line) {
     char card[SCTPM_CARD_MAX], tcp[256];
-    if (std::sscanf(line.c_str(), "CARD %1023s TCP %255s", card, tcp) != 2)
+    unsigned udp_port = 0;
+    if (std::sscanf(line.c_str(), "CARD %1023s TCP %255s UDP %u", card, tcp, &udp_port) != 3 || udp_port > 65535)
         die("bad server line: " + line);
     std::string tcp_addr = tcp;
     uint16_t tcp_port = static_cast<uint16_t>(std::atoi(tcp_addr.substr(tcp_addr.rfind(':') + 1).c_str()));
@@ -78,11 +108,16 @@ std::vector<Result> run_client(const Options& o, const std::string& line) {
     std::vector<Result> results;
     SctpChannel sctp(o.sctp);
     sctp.connect(card);
-    if (o.only != "tcp")
-        run_schedule(sctp, true, schedule(o.quick, o.bidir), "sctp", &results);
-    if (o.only != "sctp") {
+    if (runs(o, "sctp"))
+        run_schedule(sctp, true, schedule(o), "sctp", &results);
+    if (runs(o, "tcp")) {
         TcpChannel ch(tcp_connect(tcp_addr, tcp_port));
-        run_schedule(ch, true, schedule(o.quick, o.bidir), "tcp", &results);
+        run_schedule(ch, true, schedule(o), "tcp", &results);
+    }
+    if (runs(o, "udp")) {
+        UdpChannel ch(first_address(o.sctp.addr));
+        ch.connect(tcp_addr, static_cast<uint16_t>(udp_port));
+        run_schedule(ch, true, udp_schedule(o), "udp", &results);
     }
     return results;
 }
@@ -91,7 +126,7 @@ void print(const std::vector<Result>& rs, bool json) {
     if (json)
         print_json(rs);
     else
-        print_table(rs, {"sctp", "tcp"}, {{"sctp", "tcp", "sctp/tcp"}});
+        print_table(rs, {"sctp", "tcp", "udp"}, {{"sctp", "tcp", "sctp/tcp"}, {"sctp", "udp", "sctp/udp"}});
 }
 
 Options parse(int argc, char** argv) {
@@ -110,6 +145,22 @@ Options parse(int argc, char** argv) {
         else if (a == "--client") o.client_line = next();
         else if (a == "--only") o.only = next();
         else if (a == "--addr") o.sctp.addr = next();
+        else if (a == "--latency-only") o.latency_only = true;
+        else if (a == "--max-size") {
+            const std::string v = next();
+            char* end = nullptr;
+            const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || n == 0 || n > (1ull << 30))
+                die("--max-size wants a byte count from 1 to 1073741824, got '" + v + "'");
+            o.max_size = static_cast<size_t>(n);
+        } else if (a == "--iters") {
+            const std::string v = next();
+            char* end = nullptr;
+            const long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || n < 1 || n > 100000000)
+                die("--iters wants a count from 1 to 100000000, got '" + v + "'");
+            o.iters = static_cast<int>(n);
+        }
         else if (a == "--set") {
             std::string kv = next();
             auto eq = kv.find('=');
@@ -127,8 +178,8 @@ Options parse(int argc, char** argv) {
         } else
             die("unknown option '" + a + "' (see the comment at the top of tools/sctp-perf/main.cpp)");
     }
-    if (!o.only.empty() && o.only != "sctp" && o.only != "tcp")
-        die("--only takes sctp or tcp");
+    if (!o.only.empty() && o.only != "sctp" && o.only != "tcp" && o.only != "udp")
+        die("--only takes sctp, tcp or udp, got '" + o.only + "'");
     return o;
 }
 
