@@ -35,6 +35,10 @@ tests_transport_tests_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_
 TESTS += tests/transport_tests
 endif
 
+# sctp-perf's channels carry checked data (the transport, kernel TCP and the kernel UDP floor).
+TESTS += tests/sctp_perf_smoke.sh
+EXTRA_DIST += tests/sctp_perf_smoke.sh
+
 # The process outside a job that tests/adversary/run sets on one of its ranks (not a test itself).
 check_PROGRAMS += tests/adversary/attacker
 tests_adversary_attacker_SOURCES = tests/adversary/attacker.cpp
