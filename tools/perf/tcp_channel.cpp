@@ -74,26 +74,35 @@ void write_exact(int fd, const void* p, size_t len) {
     }
 }
 
-int tcp_listen(const std::string& addr, uint16_t* port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+sockaddr_in ipv4_address(const std::string& addr, uint16_t port) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    inet_pton(AF_INET, addr.c_str(), &a.sin_addr);
+    a.sin_port = htons(port);
+    if (inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1)
+        die("not an IPv4 address: '" + addr + "'");
+    return a;
+}
+
+uint16_t bind_any_port(int fd, const std::string& addr) {
+    sockaddr_in a = ipv4_address(addr, 0);
     socklen_t l = sizeof a;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 1) != 0 ||
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l) != 0)
+        die("bind to " + addr + ": " + std::strerror(errno));
+    return ntohs(a.sin_port);
+}
+
+int tcp_listen(const std::string& addr, uint16_t* port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    *port = bind_any_port(fd, addr);
+    if (listen(fd, 1) != 0)
         die("tcp listen on " + addr + ": " + std::strerror(errno));
-    *port = ntohs(a.sin_port);
     return fd;
 }
 
 int tcp_connect(const std::string& addr, uint16_t port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    if (inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1)
-        die("bad TCP address " + addr);
+    sockaddr_in a = ipv4_address(addr, port);
     if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
         die("tcp connect to " + addr + ":" + std::to_string(port) + ": " + std::strerror(errno));
     return fd;

@@ -3,6 +3,8 @@
 #pragma once
 #include "channel.hpp"
 
+#include <netinet/in.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +26,8 @@ private:
     std::vector<char> sink_;
 };
 
+sockaddr_in ipv4_address(const std::string& addr, uint16_t port); // dies if addr is not IPv4
+uint16_t bind_any_port(int fd, const std::string& addr);           // the port the kernel chose; dies on failure
 int tcp_listen(const std::string& addr, uint16_t* port); // dies on failure
 int tcp_connect(const std::string& addr, uint16_t port);  // dies on failure
 void read_exact(int fd, void* p, size_t len);             // dies if the peer closed

@@ -1,5 +1,6 @@
 // Kernel UDP as a benchmark channel; see udp_channel.hpp.
 #include "udp_channel.hpp"
+#include "tcp_channel.hpp" // ipv4_address, bind_any_port
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -9,35 +10,16 @@
 #include <unistd.h>
 
 namespace perf {
-namespace {
-
-sockaddr_in ipv4(const std::string& addr, uint16_t port) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    if (inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1)
-        die("udp: not an IPv4 address: '" + addr + "'");
-    return a;
-}
-
-} // namespace
 
 UdpChannel::UdpChannel(const std::string& addr) : sink_(kUdpMaxMessage + 1) {
     fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0)
-        die("udp socket: " + std::string(std::strerror(errno)));
-    sockaddr_in a = ipv4(addr, 0);
-    socklen_t n = sizeof a;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n) != 0)
-        die("udp bind to " + addr + ": " + std::strerror(errno));
-    port_ = ntohs(a.sin_port);
+    port_ = bind_any_port(fd_, addr);
 }
 
 UdpChannel::~UdpChannel() { close(fd_); }
 
 void UdpChannel::connect(const std::string& addr, uint16_t port) {
-    peer_ = ipv4(addr, port);
+    peer_ = ipv4_address(addr, port);
     const char hello = 'h';
     send(&hello, 1);
 }

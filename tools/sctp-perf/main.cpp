@@ -13,10 +13,11 @@
 //       latency size (a profile of small messages alone); give them to both sides when they run apart.
 //       --bidir adds the bidirectional test (both sides stream at once; MB/s of both directions);
 //       give it to both sides when they run apart (--server, --client).
-//   sctp-perf --server [...]          prints one line "CARD <sctp card> TCP <addr>:<port>" and serves.
+//   sctp-perf --server [...]          prints one line "CARD <sctp card> TCP <addr>:<port> UDP <port>" and serves.
 //   sctp-perf --client "<that line>"  runs the client side against it.
 //   sctp-perf --list-settings         prints the transport's settings with descriptions.
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,7 +75,7 @@ Schedule udp_schedule(const Options& o) {
 
 bool runs(const Options& o, const char* transport) { return o.only.empty() || o.only == transport; }
 
-// Server: serve SCTP, then TCP, following the same schedule. `line_out` gets the contact line.
+// Server: serve SCTP, then TCP, then the UDP floor, following the same schedule. `line_out` gets the contact line.
 void serve(const Options& o, FILE* line_out) {
     SctpChannel sctp(o.sctp);
     const std::string addr = first_address(o.sctp.addr);
@@ -129,6 +130,16 @@ void print(const std::vector<Result>& rs, bool json) {
         print_table(rs, {"sctp", "tcp", "udp"}, {{"sctp", "tcp", "sctp/tcp"}, {"sctp", "udp", "sctp/udp"}});
 }
 
+// The value of a count option, from 1 to max; dies naming the option otherwise.
+long long count_option(const std::string& option, const std::string& v, long long max) {
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > max)
+        die(option + " wants a count from 1 to " + std::to_string(max) + ", got '" + v + "'");
+    return n;
+}
+
 Options parse(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
@@ -146,21 +157,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--only") o.only = next();
         else if (a == "--addr") o.sctp.addr = next();
         else if (a == "--latency-only") o.latency_only = true;
-        else if (a == "--max-size") {
-            const std::string v = next();
-            char* end = nullptr;
-            const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || n == 0 || n > (1ull << 30))
-                die("--max-size wants a byte count from 1 to 1073741824, got '" + v + "'");
-            o.max_size = static_cast<size_t>(n);
-        } else if (a == "--iters") {
-            const std::string v = next();
-            char* end = nullptr;
-            const long n = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || n < 1 || n > 100000000)
-                die("--iters wants a count from 1 to 100000000, got '" + v + "'");
-            o.iters = static_cast<int>(n);
-        }
+        else if (a == "--max-size") o.max_size = static_cast<size_t>(count_option(a, next(), 1ll << 30));
+        else if (a == "--iters") o.iters = static_cast<int>(count_option(a, next(), 100000000));
         else if (a == "--set") {
             std::string kv = next();
             auto eq = kv.find('=');
