@@ -98,6 +98,9 @@ typedef struct {
      * -1. The transport connects that peer if it has no association yet: a dead process then fails
      * the connect (SCTPM_EV_CANT_START), a live one costs one association. */
     sctpm_peer (*on_unproven_end)(void *ctx, const void *hello, size_t hello_len);
+    /* Optional: called once right after the stall report (setting stall_report_s), from the
+     * waiting call and under the caller's lock, for the caller to say what it waits for. */
+    void (*on_stall)(void *ctx);
 } sctpm_callbacks;
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */

@@ -315,6 +315,8 @@ int Transport::progress(int64_t timeout_us) {
             if (!stall_reported_ && idle >= int64_t{s_.stall_report_s} * 1000000) {
                 stall_reported_ = true;
                 report_stall(idle);
+                if (cb_.on_stall)
+                    cb_.on_stall(cb_.ctx);
             }
         };
     int work = progress_.wait(timeout_us, s_.spin_us, [this] { return busy(); }, kRetryBlockedSendsUs, on_block,

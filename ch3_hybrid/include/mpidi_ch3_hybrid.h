@@ -72,6 +72,8 @@ typedef struct {
     int ignore_qp_sync;    /* tests only (MPICH_HYBRID_TEST_IGNORE_QP_SYNC): never answer QP_SYNC */
     long break_qp_after;   /* tests only (MPICH_HYBRID_TEST_BREAK_QP_AFTER): after this many RDMA
                             * transfers, put the last one's QP into ERR while they are in flight */
+    int break_qp_under_header; /* tests only (MPICH_HYBRID_TEST_BREAK_QP_UNDER_HEADER): count only
+                                * transfers whose PUT header went on the QP (hy_rdma.c) */
     int max_qps;           /* tests only (MPICH_HYBRID_TEST_MAX_QPS): the CQ's room, in QPs (0: all) */
 } MPIDI_CH3I_Hy_config_t;
 extern MPIDI_CH3I_Hy_config_t MPIDI_CH3I_Hy_config;

@@ -218,6 +218,7 @@ int MPIDI_CH3I_Hy_read_cvars(void)
      * while its peer lives, so that the recovery of RDMA transfers in flight can be tested. */
     if (getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"))
         c->break_qp_after = atol(getenv("MPICH_HYBRID_TEST_BREAK_QP_AFTER"));
+    c->break_qp_under_header = getenv("MPICH_HYBRID_TEST_BREAK_QP_UNDER_HEADER") != NULL;
     /* ... and a completion queue with room for this many queue pairs only, so that peers past it
      * are tested on SCTP. */
     if (getenv("MPICH_HYBRID_TEST_MAX_QPS"))

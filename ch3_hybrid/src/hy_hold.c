@@ -228,7 +228,7 @@ static int qp_sync(MPIDI_VC_t * vc, MPIDI_CH3_Pkt_t * pkt, void *data, intptr_t 
             ran += h->atomic_index < vc->ch.hy.peer_atomics_done;
         }
     MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "rank %d had handled %d of the %d PUT headers and "
-                      "run %d of the %d atomics in flight on the broken queue pair; the others go "
+                      "run %d of the %u atomics in flight on the broken queue pair; the others go "
                       "again over SCTP", vc->pg_rank, handled, unsure, ran, atomics);
     return release(vc);
 }
@@ -624,6 +624,25 @@ static void sent_on_sctp(MPIDI_VC_t * vc, const sctpm_key * key)
     vc->ch.hy.ctl_sent += key->cls == 1;
 }
 
+/* After the stall report: this peer's queue pair and what is held for it, head first. */
+static void describe_stall(MPIDI_VC_t * vc)
+{
+    int n = 0;
+    if (!vc->ch.hy.held_head && vc->ch.hy.state == MPIDI_CH3I_HY_QP_NO_CONTACT)
+        return;
+    for (const MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h; h = h->next)
+        n++;
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall: rank %d: queue pair state %d, %d held "
+                      "(%d for SCTP), %u atomics in flight, deferred headers %s", vc->pg_rank,
+                      (int) vc->ch.hy.state, n, vc->ch.hy.held_sctp, vc->ch.hy.atomics_in_flight,
+                      vc->ch.hy.deferred_head ? "yes" : "none");
+    n = 0;
+    for (const MPIDI_CH3I_Hy_held * h = vc->ch.hy.held_head; h && n < 8; h = h->next, n++)
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall:   held %d: kind %d, state %d, %d work "
+                          "requests pending, on the QP %d, seq %u", n, (int) h->kind, (int) h->state,
+                          h->pending, h->on_qp, (unsigned) h->seq);
+}
+
 /* ch3:hybrid's hooks into ch3:sctp (the extension interface of ch3_sctp's mpidi_ch3_impl.h). */
 const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
     .name = "ch3:hybrid",
@@ -642,4 +661,5 @@ const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
     .inside = MPIDI_CH3I_Hy_inside,
     .win_fns = MPIDI_CH3I_Hy_win_fns,
     .win_hooks = MPIDI_CH3I_Hy_win_hooks,
+    .describe_stall = describe_stall,
 };

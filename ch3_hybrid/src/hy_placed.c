@@ -376,32 +376,16 @@ void MPIDI_CH3I_Hy_header_arrived(MPIDI_VC_t * vc, const MPIDI_CH3I_Hy_header_t 
 }
 
 /* Only control packets are ordered with headers (MPI orders nothing between point-to-point and
- * one-sided traffic), so messages matched by MPI pay nothing here. */
-/* CH3 applies an accumulate-family packet to the window with plain loads and stores, in its
+ * one-sided traffic), so messages matched by MPI pay nothing here.
+ * CH3 applies an accumulate-family packet to the window with plain loads and stores, in its
  * handler; the RNIC's standby thread (progress=standby) runs atomics on the same memory while
  * this process is away. So before such a packet, a service under way ends and none starts for
  * the next millisecond (iwv_device_owner_back), which covers the handler of a FOP, a CAS or an
- * immediate accumulate: RNIC atomics stay atomic against them. */
-static int applies_accumulate(const MPIDI_CH3_Pkt_t * pkt)
-{
-    switch (pkt->type) {
-        case MPIDI_CH3_PKT_ACCUMULATE:
-        case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
-        case MPIDI_CH3_PKT_GET_ACCUM:
-        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
-        case MPIDI_CH3_PKT_FOP:
-        case MPIDI_CH3_PKT_FOP_IMMED:
-        case MPIDI_CH3_PKT_CAS_IMMED:
-            return 1;
-        default:
-            return 0;
-    }
-}
-
+ * immediate accumulate: RNIC atomics stay atomic against them (MPIDI_CH3I_Is_accumulate). */
 void MPIDI_CH3I_Hy_before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
     sctpm_key key;
-    if (MPIDI_CH3I_Hy_rnic.dev && applies_accumulate(pkt))
+    if (MPIDI_CH3I_Hy_rnic.dev && MPIDI_CH3I_Is_accumulate(pkt))
         iwv_device_owner_back(MPIDI_CH3I_Hy_rnic.dev);
     MPIDI_CH3I_Key_of(pkt, NULL, &key);
     vc->ch.hy.recv_control = key.cls == 1; /* as sent_on_sctp counts */

@@ -130,15 +130,22 @@ static void drop_transfer(MPIDI_CH3I_Hy_held * h)
     MPIDI_CH3I_Hy_held_free(h);
 }
 
-/* MPICH_HYBRID_TEST_BREAK_QP_AFTER: the QP breaks under the transfer just posted. */
-static void break_for_test(MPIDI_VC_t * vc)
+/* MPICH_HYBRID_TEST_BREAK_QP_AFTER: the QP breaks under the transfer just posted. With
+ * MPICH_HYBRID_TEST_BREAK_QP_UNDER_HEADER, under the N-th whose PUT header went on the QP, and
+ * before any completion of it can count: its header may or may not have been handled, which only
+ * the peer's answer to QP_SYNC says (else a loaded machine may let the whole chain complete
+ * between the post and the break, or break a QP with no header in flight: nothing to ask). */
+static void break_for_test(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
     static long posted;
-    if (MPIDI_CH3I_Hy_config.break_qp_after > 0 && ++posted == MPIDI_CH3I_Hy_config.break_qp_after) {
-        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "breaking the queue pair to rank %d for a test",
-                          vc->pg_rank);
-        MPIDI_CH3I_Hy_close_qp(vc);
-    }
+    const MPIDI_CH3I_Hy_config_t *c = &MPIDI_CH3I_Hy_config;
+    if (c->break_qp_after <= 0 || (c->break_qp_under_header && !h->on_qp) || ++posted != c->break_qp_after)
+        return;
+    MPIDI_CH3I_Hy_close_qp(vc);
+    if (c->break_qp_under_header)
+        MPIDI_CH3I_Hy_held_to(h, MPIDI_CH3I_HY_HELD_FAILED);
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_NOTICE, "broke the queue pair to rank %d for a test",
+                      vc->pg_rank);
 }
 
 /* Post the chain; 0 if the QP refused the first WR. If it refused a later one (a full queue),
@@ -162,7 +169,7 @@ static int post(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, struct iwv_send_wr *wr,
         }
     }
     MPIDI_CH3I_Hy_rnic.in_flight++;
-    break_for_test(vc);
+    break_for_test(vc, h);
     return 1;
 }
 

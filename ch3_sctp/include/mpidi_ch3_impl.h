@@ -20,6 +20,7 @@ void MPIDI_CH3I_Peer_bind(sctpm_peer peer, MPIDI_VC_t * vc);
 void MPIDI_CH3I_Peer_unbind(sctpm_peer peer);
 sctpm_peer MPIDI_CH3I_On_hello(void *ctx, const void *hello, size_t len, const char *card);
 sctpm_peer MPIDI_CH3I_On_unproven_end(void *ctx, const void *hello, size_t len);
+void MPIDI_CH3I_On_stall(void *ctx);
 int MPIDI_CH3I_Card_to_bc(const char *card, char *bc, size_t len);  /* PMI-safe form */
 int MPIDI_CH3I_Bc_to_card(const char *bc, char *card, size_t len);
 int MPIDI_CH3I_Apply_cvars(sctpm_config * cfg, char *err, size_t errlen); /* ch3_cvars.c */
@@ -38,6 +39,7 @@ int MPIDI_CH3I_Request_sent(MPIDI_VC_t * vc, MPIR_Request * sreq);
 void MPIDI_CH3I_On_sent(void *ctx, void *cookie, int status);
 void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_key * key);
 int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc);
+int MPIDI_CH3I_Peer_error_code(MPIDI_VC_t * vc, int rc);      /* the same error, nothing released */
 
 /* ch3_recv.c: the peer is lost (why: for the notice); its receives, sends and windows fail. */
 void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why);
@@ -55,10 +57,17 @@ void MPIDI_CH3I_Answered(MPIDI_VC_t * vc, MPI_Request handle);      /* its answe
 void MPIDI_CH3I_Wrap_answers(MPIDI_CH3_PktHandler_Fcn ** table);
 /* The peer is lost: fail what waits for it (its windows too); 1 if something did. */
 int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno);
+/* A request for a peer already lost (or unreachable): it fails, with the windows' waits on that
+ * peer, in the next progress call (Fail_late), not at once. */
+void MPIDI_CH3I_Fail_later(MPIDI_VC_t * vc, MPIR_Request * req);
+int MPIDI_CH3I_Fail_late(void);         /* an mpi_errno if a one-sided wait was failed */
 void MPIDI_CH3I_Awaiting_vc_destroy(MPIDI_VC_t * vc);
 
 /* ch3_rma_failure.c: one-sided operations towards a target that died. */
 int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno); /* its windows; 1 if one waited */
+int MPIDI_CH3I_Rma_targets_lost(MPIDI_VC_t * vc, int mpi_errno); /* the origin side of that only */
+int MPIDI_CH3I_Is_rma_operation(const MPIDI_CH3_Pkt_t * pkt);    /* CH3 issues it from its op list */
+int MPIDI_CH3I_Is_accumulate(const MPIDI_CH3_Pkt_t * pkt); /* ACCUMULATE, GET_ACCUM, FOP, CAS (+IMMED) */
 void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc); /* to a lost peer: drop the answers CH3 counted on */
 /* Complete a request with an error, and the MPI_Rput/MPI_Rget request it stands for. */
 void MPIDI_CH3I_Complete_with_error(MPIR_Request * req, int mpi_errno);
@@ -145,6 +154,7 @@ typedef struct {
     /* RMA: CH3's window functions and hooks, changed where the extension needs (ch3_win_fns.c). */
     void (*win_fns) (MPIDI_CH3U_Win_fns_t * fns);
     void (*win_hooks) (MPIDI_CH3U_Win_hooks_t * hooks);
+    void (*describe_stall) (MPIDI_VC_t * vc);   /* after the stall report: what waits for this peer */
 } MPIDI_CH3I_Ext_t;
 extern const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext;
 

@@ -27,6 +27,8 @@ typedef struct MPIDI_CH3I_VC {
     int port_name_tag;                /* accept side of connect/accept: the port's tag */
     MPI_Request *awaiting;            /* requests waiting for this peer's answer (ch3_awaited.c) */
     int awaiting_n, awaiting_cap;     /* (ch3_awaited.c) */
+    struct MPIDI_VC *late_next;       /* listed to fail late requests (ch3_awaited.c) */
+    int late_listed;
     MPIDI_CH3I_HYBRID_VC_FIELDS
 } MPIDI_CH3I_VC;
 #define MPIDI_CH3_VC_DECL struct MPIDI_CH3I_VC ch;

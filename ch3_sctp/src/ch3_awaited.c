@@ -146,7 +146,8 @@ void MPIDI_CH3I_Wrap_answers(MPIDI_CH3_PktHandler_Fcn ** table)
     }
 }
 
-int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno)
+/* Fail vc's listed requests, after `release` stopped its windows' waits. */
+static int fail_listed(MPIDI_VC_t * vc, int mpi_errno, int (*release) (MPIDI_VC_t *, int))
 {
     /* Detached first: completing a request runs CH3 callbacks, which must not meet a
      * half-walked list. The windows go first, as their requests' callbacks expect. */
@@ -154,7 +155,7 @@ int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno)
     int n = vc->ch.awaiting_n, waited;
     vc->ch.awaiting = NULL;
     vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;
-    waited = MPIDI_CH3I_Rma_peer_lost(vc, mpi_errno);
+    waited = release(vc, mpi_errno);
     for (int i = 0; i < n; i++) {
         MPIR_Request *req = still_awaiting(vc, awaiting[i]);
         if (req) {
@@ -173,8 +174,50 @@ int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno)
     return waited;
 }
 
+int MPIDI_CH3I_Fail_awaiting(MPIDI_VC_t * vc, int mpi_errno)
+{
+    return fail_listed(vc, mpi_errno, MPIDI_CH3I_Rma_peer_lost);
+}
+
+/* The peers with requests to fail late: a one-sided operation CH3 issued to a peer that was
+ * already lost (ch3_send.c). Its send must not return the error (ch3_rma_failure.c says why), so
+ * its request is listed as awaiting, and so is the answer a GET-like one asked for; the next
+ * progress call fails them and the windows' waits on that peer, as the loss itself did. */
+static MPIDI_VC_t *late; /* through vc->ch.late_next */
+
+void MPIDI_CH3I_Fail_later(MPIDI_VC_t * vc, MPIR_Request * req)
+{
+    MPIDI_CH3I_Await_answer(vc, req->handle);
+    if (vc->ch.late_listed)
+        return;
+    vc->ch.late_listed = 1;
+    vc->ch.late_next = late;
+    late = vc;
+}
+
+int MPIDI_CH3I_Fail_late(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    while (late) {
+        MPIDI_VC_t *vc = late;
+        late = vc->ch.late_next;
+        vc->ch.late_listed = 0;
+        /* Not Peer_error: the acknowledgements it would drop are what a flush may wait for, and
+         * Rma_targets_lost must see them to say so. */
+        int e = MPIDI_CH3I_Peer_error_code(vc, vc->ch.failed ? -ECONNRESET : -EHOSTUNREACH);
+        if (fail_listed(vc, e, MPIDI_CH3I_Rma_targets_lost))
+            mpi_errno = MPIDI_CH3I_FIRST_ERROR(mpi_errno, e);
+    }
+    return mpi_errno;
+}
+
 void MPIDI_CH3I_Awaiting_vc_destroy(MPIDI_VC_t * vc)
 {
+    for (MPIDI_VC_t ** at = &late; *at; at = &(*at)->ch.late_next)
+        if (*at == vc) {
+            *at = vc->ch.late_next;
+            break;
+        }
     MPL_free(vc->ch.awaiting);
     vc->ch.awaiting = NULL;
     vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;

@@ -20,7 +20,8 @@ static void read_eager_max(const sctpm_config * cfg)
 
 static sctpm_callbacks callbacks = {
     NULL, MPIDI_CH3I_On_message, MPIDI_CH3I_On_dest, MPIDI_CH3I_On_placed, MPIDI_CH3I_On_sent,
-    MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block, MPIDI_CH3I_On_unproven_end
+    MPIDI_CH3I_On_event, MPIDI_CH3I_On_hello, MPIDI_CH3I_On_block, MPIDI_CH3I_On_unproven_end,
+    MPIDI_CH3I_On_stall
 };
 
 void MPIDI_CH3I_Report(int level, const char *format, ...)
@@ -135,6 +136,8 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
     vc->ch.port_name_tag = -1;
     vc->ch.awaiting = NULL;
     vc->ch.awaiting_n = vc->ch.awaiting_cap = 0;
+    vc->ch.late_next = NULL;
+    vc->ch.late_listed = 0;
     if (eager_max)
         vc->eager_max_msg_sz = eager_max;
     if (MPIDI_CH3I_ext.vc_init)

@@ -2,6 +2,7 @@
  * counting, the thread hand-off (the global lock is released while blocked), VC termination and
  * the process manager's notices of dead processes. */
 #include "mpidi_ch3_impl.h"
+#include "mpidrma.h"
 #include <signal.h>
 #include <time.h>
 
@@ -194,6 +195,7 @@ static int progress(int blocking, MPID_Progress_state * state)
     int mpi_errno = MPI_SUCCESS, made_progress = 0, rc;
 
     check_dead_procs();
+    MPIDI_CH3I_Raise_error(MPIDI_CH3I_Fail_late());
     mpi_errno = MPIDI_CH3I_Progress_hooks(&made_progress);
     if (mpi_errno || (made_progress && !blocking))
         return mpi_errno;
@@ -239,6 +241,7 @@ static int progress(int blocking, MPID_Progress_state * state)
         if (mpi_errno)
             break;
         check_dead_procs();
+        MPIDI_CH3I_Raise_error(MPIDI_CH3I_Fail_late());
         mpi_errno = MPIDI_CH3I_Progress_hooks(&made_progress);
         if (mpi_errno)
             break;
@@ -282,6 +285,58 @@ void MPIDI_CH3I_On_block(void *ctx, int entering)
 #endif
     if (!entering && MPIDI_CH3I_ext.blocking)
         MPIDI_CH3I_ext.blocking(0);
+}
+
+static int ops_in(const MPIDI_RMA_Op_t * op)
+{
+    int n = 0;
+    for (; op; op = op->next)
+        n++;
+    return n;
+}
+
+/* Every RMA target of the windows in `list` that still has something to finish, in CH3's terms. */
+static void describe_rma_targets(const char *list_name, MPIR_Win * list)
+{
+    for (MPIR_Win * w = list; w; w = w->next) {
+        MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall: %s window %#x: access state %d, "
+                          "exposure state %d, at_completion_counter %d", list_name, (unsigned) w->handle,
+                          (int) w->states.access_state, (int) w->states.exposure_state,
+                          w->at_completion_counter);
+        for (int i = 0; w->slots && i < w->num_slots; i++)
+            for (MPIDI_RMA_Target_t * t = w->slots[i].target_list_head; t; t = t->next)
+                MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall:   target rank %d: access state %d, "
+                                  "sync flag %d, outstanding acks %d, ops not issued %d, ops waiting "
+                                  "for the user %d, packets awaiting local completion %d, ops without "
+                                  "a flush %d", t->target_rank, (int) t->access_state,
+                                  (int) t->sync.sync_flag, t->sync.outstanding_acks,
+                                  ops_in(t->pending_net_ops_list_head),
+                                  ops_in(t->pending_user_ops_list_head),
+                                  t->num_pkts_wait_for_local_completion, t->num_ops_flush_not_issued);
+    }
+}
+
+/* Called once after the transport's stall report (MPIR_CVAR_CH3_SCTP_STALL_REPORT_S): what CH3
+ * and the extension wait for, which the transport cannot see (a flush waiting for an
+ * acknowledgement that was never sent leaves nothing queued there). */
+void MPIDI_CH3I_On_stall(void *ctx)
+{
+    MPIDI_PG_t *pg = MPIDI_Process.my_pg;
+    (void) ctx;
+    MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall: completions so far %u",
+                      MPIDI_CH3I_progress_completion_count);
+    describe_rma_targets("active", MPIDI_RMA_Win_active_list_head);
+    describe_rma_targets("inactive", MPIDI_RMA_Win_inactive_list_head);
+    for (int r = 0; pg && r < pg->size; r++) {
+        MPIDI_VC_t *vc = &pg->vct[r];
+        if (r == MPIR_Process.rank)
+            continue;
+        if (vc->ch.failed || vc->state != MPIDI_VC_STATE_INACTIVE)
+            MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall: VC of rank %d: state %d%s", r,
+                              (int) vc->state, vc->ch.failed ? ", failed" : "");
+        if (MPIDI_CH3I_ext.describe_stall)
+            MPIDI_CH3I_ext.describe_stall(vc);
+    }
 }
 
 #ifdef MPICH_IS_THREADED

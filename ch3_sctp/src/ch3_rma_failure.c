@@ -9,6 +9,10 @@
  *   unlock or epoch end towards it sends a packet and fails with the peer's error;
  * - if anything was outstanding, the progress call that saw the loss returns that error too,
  *   so a flush already waiting fails instead of succeeding on dropped acknowledgements.
+ * - an operation issued after the loss does not fail its send: CH3's issue_ops_target (4.0.2 and
+ *   5.0.1) returns on an error without clearing its static re-entrance mark, and from then on
+ *   issues nothing to any target of any window. Its send fails through its request instead, in
+ *   the next progress call (MPIDI_CH3I_Fail_later, ch3_awaited.c), with the rest above.
  * The target side (a dead origin's locks on our windows, an exposure epoch waiting for its
  * completion) is ch3_rma_dead_origin.c.
  * MPI_Win_lock_all's lock requests are per target too: each window has a target entry per rank
@@ -95,14 +99,42 @@ static int release_windows(MPIR_Win * list, MPIDI_VC_t * vc, int mpi_errno, int 
  * released is reported by the next flush or unlock towards the dead peer. */
 static MPIDI_VC_t *released_during_loss;
 
+int MPIDI_CH3I_Rma_targets_lost(MPIDI_VC_t * vc, int mpi_errno)
+{
+    int waited = release_windows(MPIDI_RMA_Win_active_list_head, vc, mpi_errno, 1);
+    waited |= release_windows(MPIDI_RMA_Win_inactive_list_head, vc, mpi_errno, 1);
+    return waited;
+}
+
 int MPIDI_CH3I_Rma_peer_lost(MPIDI_VC_t * vc, int mpi_errno)
 {
     int waited = released_during_loss == vc;
     released_during_loss = NULL;
-    waited |= release_windows(MPIDI_RMA_Win_active_list_head, vc, mpi_errno, 1);
-    waited |= release_windows(MPIDI_RMA_Win_inactive_list_head, vc, mpi_errno, 1);
+    waited |= MPIDI_CH3I_Rma_targets_lost(vc, mpi_errno);
     waited |= MPIDI_CH3I_Rma_origin_lost(vc, mpi_errno);      /* the target side: ch3_rma_dead_origin.c */
     return waited;
+}
+
+int MPIDI_CH3I_Is_accumulate(const MPIDI_CH3_Pkt_t * pkt)
+{
+    switch (pkt->type) {
+        case MPIDI_CH3_PKT_ACCUMULATE:
+        case MPIDI_CH3_PKT_ACCUMULATE_IMMED:
+        case MPIDI_CH3_PKT_GET_ACCUM:
+        case MPIDI_CH3_PKT_GET_ACCUM_IMMED:
+        case MPIDI_CH3_PKT_FOP:
+        case MPIDI_CH3_PKT_FOP_IMMED:
+        case MPIDI_CH3_PKT_CAS_IMMED:
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+int MPIDI_CH3I_Is_rma_operation(const MPIDI_CH3_Pkt_t * pkt)
+{
+    return pkt->type == MPIDI_CH3_PKT_PUT || pkt->type == MPIDI_CH3_PKT_PUT_IMMED ||
+        pkt->type == MPIDI_CH3_PKT_GET || MPIDI_CH3I_Is_accumulate(pkt);
 }
 
 void MPIDI_CH3I_Rma_send_failed(MPIDI_VC_t * vc)

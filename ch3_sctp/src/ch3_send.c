@@ -37,12 +37,18 @@ void MPIDI_CH3I_Key_of(const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * req, sctpm_ke
     }
 }
 
-int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
+int MPIDI_CH3I_Peer_error_code(MPIDI_VC_t * vc, int rc)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_ERR_SET2(mpi_errno, MPIX_ERR_PROC_FAILED, "**comm_fail", "**comm_fail %d %s",
                   vc->pg_rank, rc == -ECONNRESET ? "the peer is lost (its SCTP association "
                   "failed, or the process manager reports it dead)" : strerror(-rc));
+    return mpi_errno;
+}
+
+int MPIDI_CH3I_Peer_error(MPIDI_VC_t * vc, int rc)
+{
+    int mpi_errno = MPIDI_CH3I_Peer_error_code(vc, rc);
     if (vc->ch.failed)
         MPIDI_CH3I_Rma_send_failed(vc); /* a flush or unlock may just have counted on an answer */
     return mpi_errno;
@@ -121,6 +127,28 @@ static int awaited_if_sent(MPIDI_VC_t * vc, MPI_Request awaited, int mpi_errno)
     return mpi_errno;
 }
 
+/* A one-sided operation that CH3 issues from its list to a peer it cannot reach (lost, or no
+ * usable card) must not return an error (ch3_rma_failure.c says why): the send is taken, and its
+ * request fails in the next progress call, with the answer it asked for and the windows' waits on
+ * that peer (MPIDI_CH3I_Fail_later). */
+static int unreachable_rma(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
+{
+    return MPIDI_CH3I_Is_rma_operation(pkt) && MPIDI_CH3I_VC_peer(vc) < 0;
+}
+
+static int rma_to_lost_peer(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt, MPIR_Request * sreq,
+                            MPIR_Request ** sreq_ptr)
+{
+    if (sreq == NULL)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**nomemreq", 0);
+    MPIDI_CH3I_Await_answer(vc, MPIDI_CH3I_Answer_asked(pkt));
+    MPIDI_CH3I_Fail_later(vc, sreq);
+    if (sreq_ptr)
+        *sreq_ptr = sreq;
+    return MPI_SUCCESS;
+}
+
 /* The extension learns what went (ch3:hybrid counts the control packets). */
 static void count_control(MPIDI_VC_t * vc, const sctpm_key * key)
 {
@@ -133,6 +161,8 @@ int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *
 {
     MPI_Request awaited = MPIDI_CH3I_Answer_asked(&sreq->dev.pending_pkt);
     int mpi_errno;
+    if (unreachable_rma(vc, &sreq->dev.pending_pkt))
+        return rma_to_lost_peer(vc, &sreq->dev.pending_pkt, sreq, NULL);
     MPIDI_CH3I_Target_sending(vc, &sreq->dev.pending_pkt);
     if (MPIDI_CH3I_ext.send_request && MPIDI_CH3I_ext.send_request(vc, sreq, iov, &n, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
@@ -235,6 +265,8 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
     const MPIDI_CH3_Pkt_t *pkt = (const MPIDI_CH3_Pkt_t *) iov[0].iov_base;
     MPI_Request awaited = MPIDI_CH3I_Answer_asked(pkt);
     int mpi_errno;
+    if (unreachable_rma(vc, pkt))
+        return rma_to_lost_peer(vc, pkt, MPIDI_CH3I_Send_request_create(pkt), sreq_ptr);
     MPIDI_CH3I_Target_sending(vc, pkt);
     if (!(MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno)))
         mpi_errno = MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr);

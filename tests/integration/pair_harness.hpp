@@ -62,6 +62,7 @@ struct Side {
     std::function<void(void* cookie, int status)> after_sent; // if set: called after a queued send completed
     // If set: names the peer to check for a hello whose association ended before its proof.
     std::function<sctpm_peer(Side&, const std::string& hello)> on_unproven_end;
+    int stalls = 0; // on_stall calls (after each stall report)
     static bool is_failure(const sctpm_event& e) {
         return e.type == SCTPM_EV_ASSOC_LOST || e.type == SCTPM_EV_CANT_START || e.type == SCTPM_EV_PROTOCOL_ERROR ||
                e.type == SCTPM_EV_SEND_FAILED;
@@ -170,6 +171,10 @@ inline sctpm_peer cb_unproven_end(void* ctx, const void* hello, size_t len) {
     return s->on_unproven_end ? s->on_unproven_end(*s, std::string(static_cast<const char*>(hello), len)) : -1;
 }
 
+inline void cb_stall(void* ctx) {
+    ++static_cast<Side*>(ctx)->stalls;
+}
+
 inline void cb_block(void* ctx, int entering) {
     Side* s = static_cast<Side*>(ctx);
     if (s->on_block)
@@ -223,7 +228,7 @@ inline void run_child(const Role& role, const Setup& setup, int wr, int rd, bool
     if (setup)
         setup(cfg);
     static Side side;
-    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, cb_block, cb_unproven_end};
+    sctpm_callbacks cb{&side, cb_message, cb_dest, cb_placed, cb_sent, cb_event, cb_hello, cb_block, cb_unproven_end, cb_stall};
     side.t = sctpm_open(cfg, nullptr, "test", 4, &cb, err, sizeof err);
     CHILD_CHECK(side.t, "sctpm_open: %s", err);
     sctpm_config_free(cfg);

@@ -781,7 +781,8 @@ TEST(TransportLinks, ReleasedLinksAreReopenedPastTheLimit) {
 }
 
 // stall_report_s: a waiter that sees no progress for that long prints one report of every peer's
-// state (what it sent, what is queued, the association as the stack sees it), and only one.
+// state (what it sent, what is queued, the association as the stack sees it), and only one; then
+// the caller's on_stall, once, for its own part (CH3's RMA state in the channel).
 TEST(TransportPair, StallReportDescribesPeersOnce) {
     auto o = run_pair(
         [](Side& s) {
@@ -808,6 +809,7 @@ TEST(TransportPair, StallReportDescribesPeersOnce) {
                 return c;
             };
             CHILD_CHECK(count("stall: no transport progress for ") == 1, "expected one report:\n%s", report.c_str());
+            CHILD_CHECK(s.stalls == 1, "on_stall was called %d times after one report", s.stalls);
             CHILD_CHECK(count("stall: peer 0 up assoc ") == 1 && count(": sent 2 msgs, received 0") == 1,
                         "the report misses the peer's state:\n%s", report.c_str());
             CHILD_CHECK(count("domain 0: next seq out 2, next seq in 0, held 0") == 1,

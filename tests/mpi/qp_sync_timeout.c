@@ -4,14 +4,17 @@
  * as lost, and its MPI_Win_flush returns MPIX_ERR_PROC_FAILED naming it.
  *
  * Ranks: 0 puts to 1 by RDMA (thresholds of 1 byte); MPICH_HYBRID_TEST_BREAK_QP_AFTER breaks the
- * queue pair under those puts and MPICH_HYBRID_TEST_IGNORE_QP_SYNC makes rank 1 leave the
- * question unanswered while it waits in MPI_Recv for a message that never comes. Rank 1's receive
+ * queue pair under those puts (with MPICH_HYBRID_TEST_BREAK_QP_UNDER_HEADER, under the N-th whose
+ * header went on it, before its completions count: else a loaded machine can let every header in
+ * flight complete first, and nothing is left to ask), and MPICH_HYBRID_TEST_IGNORE_QP_SYNC makes
+ * rank 1 leave the question unanswered while it waits in MPI_Recv for a message that never comes. Rank 1's receive
  * must then fail too (rank 0 ended their association). The epochs are MPI_Win_lock_all's. Each
  * wait is bounded by alarm(limit):
  * a hang prints "FAIL: hang". Rank 0 prints "qp_sync_timeout: OK" or a FAIL line.
  *
  *   mpiexec -disable-auto-cleanup -n 2 -genv MPIR_CVAR_CH3_HYBRID_CONNECT all -genv MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD 1 \
- *       -genv MPICH_HYBRID_TEST_BREAK_QP_AFTER 20 -genv MPICH_HYBRID_TEST_IGNORE_QP_SYNC 1 \
+ *       -genv MPICH_HYBRID_TEST_BREAK_QP_AFTER 10 \
+ *       -genv MPICH_HYBRID_TEST_BREAK_QP_UNDER_HEADER 1 -genv MPICH_HYBRID_TEST_IGNORE_QP_SYNC 1 \
  *       -genv MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT 2 qp_sync_timeout [limit_s]
  */
 #define _DEFAULT_SOURCE

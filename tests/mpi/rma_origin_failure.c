@@ -83,6 +83,13 @@ static void send_to(int dest, int value)
     check(GUARDED(MPI_Send(&value, 1, MPI_INT, dest, TAG, MPI_COMM_WORLD), "MPI_Send"), "MPI_Send");
 }
 
+/* D's last message before it dies: synchronous, so that it has been matched (not only handed
+ * to the transport, which a process that _exits at once may never have sent). */
+static void ssend_to(int dest, int value)
+{
+    check(GUARDED(MPI_Ssend(&value, 1, MPI_INT, dest, TAG, MPI_COMM_WORLD), "MPI_Ssend"), "MPI_Ssend");
+}
+
 static int recv_from(int src)
 {
     int value = -1;
@@ -390,10 +397,10 @@ static void scenario_pscw(MPI_Win win, unsigned char *base, unsigned char *src, 
             if (rc == MPI_SUCCESS)
                 rc = MPI_Win_complete(win);
             check(rc, "the dying origin's access epoch");
-            send_to(B, 1);
+            ssend_to(B, 1);
         } else {
             check(rc, "the dying origin's access epoch");
-            send_to(B, 1);
+            ssend_to(B, 1);
             usleep(100000);
         }
         _exit(3);

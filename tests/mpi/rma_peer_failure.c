@@ -10,8 +10,11 @@
  * exclusive lock epoch with a put to rank 1 on a second window, whose MPI_Win_unlock must
  * return an error too; then it puts and gets to rank 2 on both windows and checks the data. With
  * each put or get it also leaves an 8-byte MPI_Fetch_and_op to rank 1 in flight on a third
- * window, whose MPI_Win_flush(1) must then return an error. Calls that cannot be polled are
- * guarded by alarm(): a hang prints "FAIL: hang: <call>". Rank 0 prints "rma_peer_failure: OK" or "... FAIL ...".
+ * window, whose MPI_Win_flush(1) must then return an error. Once that error shows the loss is
+ * known, one more put to rank 1, whose send meets the lost peer at once, and two flushes, which
+ * must fail; the survivors' traffic after it checks that its error stopped nothing else. Calls
+ * that cannot be polled are guarded by alarm(): a hang prints "FAIL: hang: <call>". Rank 0
+ * prints "rma_peer_failure: OK" or "... FAIL ...".
  * On ch3:hybrid with 1-byte thresholds and MPIR_CVAR_CH3_HYBRID_CONNECT=all every transfer to
  * rank 1 goes by RDMA, so this covers a queue pair whose peer dies.
  *
@@ -152,11 +155,18 @@ int main(int argc, char **argv)
                frc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
         if (frc == MPI_SUCCESS)
             fail("MPI_Win_flush after fetch-and-ops to the dead rank succeeded", MPI_SUCCESS);
+        /* The loss is known now: a put issued after it meets the lost peer at once. Its error
+         * must not stop CH3 from issuing anything else (MPICH's issue_ops_target stays marked
+         * "running" after an error; the channel fails such a send through its request). */
+        (void) GUARDED(MPI_Put(src, BLOCK, MPI_BYTE, 1, 0, BLOCK, MPI_BYTE, win), "MPI_Put(dead rank)");
         int rc = GUARDED(MPI_Win_flush(1, win), "MPI_Win_flush(dead rank)");
         printf("rma_peer_failure: MPI_Win_flush(dead rank) returned %s\n",
                rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
         if (rc == MPI_SUCCESS)
             fail("MPI_Win_flush to the dead rank succeeded", MPI_SUCCESS);
+        rc = GUARDED(MPI_Win_flush(1, win), "MPI_Win_flush(dead rank, again)");
+        if (rc == MPI_SUCCESS)
+            fail("a second MPI_Win_flush to the dead rank succeeded", MPI_SUCCESS);
         /* A lock epoch with the dead rank ends in an error too. */
         rc = GUARDED(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win2), "MPI_Win_lock(dead rank)");
         if (rc == MPI_SUCCESS) {

@@ -63,11 +63,15 @@ compile_rma() {
     "$HYBRID/bin/mpicc" -std=c99 -O2 -Itests/mpi -o "$TMP/rma_blocks" tests/mpi/rma_blocks.c || { fail "mpicc rma_blocks"; exit 1; }
 }
 
+# A rank that waits 10 s without any transport progress prints what the transport and CH3 wait
+# for (a rail's failover takes a few seconds), so a hang the timeout ends leaves its cause in OUT.
+STALL_ENV=(MPIR_CVAR_CH3_SCTP_STALL_REPORT_S=10)
+
 # launch MODE SECONDS OUT: failover_stream on ch3:sctp in the background (its pid in JOB), mpiexec
 # inside h1, T0 the launch time (ms).
 launch() {
     T0=$(($(date +%s%N) / 1000000))
-    timeout -k 5 120 "$VC" exec h1 env MPIR_CVAR_CH3_SCTP_LOG_PATHS=1 "${JOB_ENV[@]}" "$INST/bin/mpiexec" \
+    timeout -k 5 120 "$VC" exec h1 env MPIR_CVAR_CH3_SCTP_LOG_PATHS=1 "${STALL_ENV[@]}" "${JOB_ENV[@]}" "$INST/bin/mpiexec" \
         "${LAUNCH[@]}" "$TMP/failover_stream" "$1" "$2" >"$3" 2>&1 &
     # shellcheck disable=SC2034
     JOB=$!
@@ -82,7 +86,7 @@ RMA_ENV=(MPIR_CVAR_CH3_SCTP_CMT=base MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD=1 MPIR_C
 # launch_rma SECONDS OUT: ch3:hybrid running rma_blocks for at least SECONDS, as launch does.
 launch_rma() {
     T0=$(($(date +%s%N) / 1000000))
-    timeout -k 5 120 "$VC" exec h1 env "${RMA_ENV[@]}" "$HYBRID/bin/mpiexec" \
+    timeout -k 5 120 "$VC" exec h1 env "${STALL_ENV[@]}" "${RMA_ENV[@]}" "$HYBRID/bin/mpiexec" \
         "${LAUNCH[@]}" "$TMP/rma_blocks" 1 "$1" >"$2" 2>&1 &
     # shellcheck disable=SC2034
     JOB=$!
