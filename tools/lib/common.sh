@@ -269,7 +269,7 @@ run_logged() {
 
 # ---- steps ----------------------------------------------------------------------------------
 STEP_NAMES=()
-declare -A STEP_TITLE=() STEP_FN=() STEP_FLAGS=() STEP_STATUS=() STEP_TIME=() STEP_NOTE=()
+declare -A STEP_TITLE=() STEP_FN=() STEP_FLAGS=() STEP_STATUS=() STEP_TIME=() STEP_NOTE=() STEP_SECONDS=()
 STEP=''
 STEP_START=0
 STEP_STAMP=''
@@ -316,6 +316,7 @@ run_step() {
     set -e
     took=$(fmt_duration $((SECONDS - STEP_START)))
     STEP_TIME[$name]=$took
+    STEP_SECONDS[$name]=$((SECONDS - STEP_START))
     if [[ -f $LOG_DIR/.$name.note ]]; then STEP_NOTE[$name]=$(<"$LOG_DIR/.$name.note"); fi
     if ((rc == 0)); then
         STEP_STATUS[$name]=ok
@@ -328,6 +329,24 @@ run_step() {
         STEP_STATUS[$name]=FAILED
         printf '%s<== [%s] %s: FAILED (exit %d, %s)%s\n' "$C_RED" "$name" "${STEP_TITLE[$name]}" "$rc" "$took" "$C_OFF"
     fi
+}
+
+# The time budget (STEP_BUDGET_S, set by the caller; none: no budget shown): CI stops a run at
+# 90 minutes, so the gate keeps a margin below that, and the summary shows each step's share of
+# the budget, so that growth shows before a run fails on time. Printed, never a failure: the
+# machine's load decides the time as much as the code does.
+# budget_share SECONDS: "12%" of the budget, or nothing without one.
+budget_share() {
+    ((${STEP_BUDGET_S:-0} > 0)) && [[ -n $1 ]] || return 0
+    printf '%d%%' $(($1 * 100 / STEP_BUDGET_S))
+}
+
+# budget_line TOTAL_SECONDS: the total against the budget, with a warning above it.
+budget_line() {
+    ((${STEP_BUDGET_S:-0} > 0)) || return 0
+    local verdict="within it"
+    (($1 <= STEP_BUDGET_S)) || verdict="${C_YELLOW}OVER IT by $(fmt_duration $(($1 - STEP_BUDGET_S)))${C_OFF}"
+    echo "  time budget: $(fmt_duration "$1") of $(fmt_duration "$STEP_BUDGET_S") ($(budget_share "$1")), $verdict"
 }
 
 # run_steps "NAME ...": run the declared steps (all of them when the list is empty, else the
@@ -361,12 +380,13 @@ run_steps() {
         FAILED) failed=$((failed + 1)) color=$C_RED ;;
         *) skipped=$((skipped + 1)) color=$C_YELLOW ;;
         esac
-        printf '  %-12s %s%-8s%s %6s  %s\n' "$name" "$color" "${STEP_STATUS[$name]}" "$C_OFF" \
-            "${STEP_TIME[$name]:-}" "${STEP_NOTE[$name]:-}"
+        printf '  %-12s %s%-8s%s %6s %5s  %s\n' "$name" "$color" "${STEP_STATUS[$name]}" "$C_OFF" \
+            "${STEP_TIME[$name]:-}" "$(budget_share "${STEP_SECONDS[$name]:-}")" "${STEP_NOTE[$name]:-}"
     done
     [[ -z $stopped ]] || echo "  (skipped because '$stopped' failed)"
     [[ -z $only ]] || echo "  (only the steps named in CHECK_ONLY=\"$only\")"
     echo "  total $(fmt_duration $((SECONDS - start))); logs in $LOG_DIR/"
+    budget_line $((SECONDS - start))
     # The closing line in the "N passed, N failed" form that CI reads.
     if ((skipped > 0)); then
         echo "steps: $passed passed, $failed failed, $skipped skipped"
