@@ -82,6 +82,7 @@ int QueuePair::modify(iwv_qp_state to, std::string& error) {
         tx_queue_.clear();
         early_.clear();
         early_bytes_ = 0;
+        waiting_.clear();
         const StagTable* st = rx_.stags;
         rx_ = ReceiverState{};
         rx_.stags = st;
@@ -301,6 +302,7 @@ void QueuePair::flush() {
     }
     rq_.clear();
     rx_.recv.clear();
+    waiting_.clear();
     irq_.clear();
     orq_.clear();
     rx_.orq.clear();

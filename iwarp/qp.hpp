@@ -129,6 +129,9 @@ private:
     void handle_segment_direct(uint8_t* head, size_t n, bool eor);
     void handle_segment_bytes(std::span<const uint8_t> message);
     void handle_segment_in_error(std::span<const uint8_t> message);
+    void deliver_in_msn_order(const Accepted& a);
+    void deliver_waiting(uint32_t qn);
+    uint32_t first_msn(uint32_t qn) const;
     void deliver(const Accepted& a);
     void carry_out_atomic(const AtomicRequestHeader& ar);
     void reject(const Rejected& r);
@@ -175,6 +178,9 @@ private:
     size_t early_bytes_ = 0;              // what early_ holds
     size_t early_limit_ = kDefaultEarlyLimit;
     std::vector<uint8_t> bounce_;
+    // Untagged messages that completed ahead of an earlier MSN of their queue, by (QN, MSN): they
+    // wait for it (RFC 5041 §5.3). At most one per posted buffer, IRD slot or outstanding atomic.
+    std::map<std::pair<uint32_t, uint32_t>, Accepted> waiting_;
     uint16_t cur_ssn_ = 0;
 
     // Connection.

@@ -278,7 +278,7 @@ void QueuePair::handle_segment_direct(uint8_t* head, size_t n, bool eor) {
         reject(*rej);
         return;
     }
-    deliver(std::get<Accepted>(exact));
+    deliver_in_msn_order(std::get<Accepted>(exact));
 }
 
 void QueuePair::handle_segment_bytes(std::span<const uint8_t> message) {
@@ -299,7 +299,7 @@ void QueuePair::handle_segment_bytes(std::span<const uint8_t> message) {
             placed += room;
         }
     }
-    deliver(a);
+    deliver_in_msn_order(a);
 }
 
 void QueuePair::handle_segment_in_error(std::span<const uint8_t> message) {
@@ -317,7 +317,45 @@ QueuePair::SendWqe* QueuePair::find_wqe(uint64_t seq) {
     return i < sq_.size() ? &sq_[size_t(i)] : nullptr;
 }
 
-// Delivery, in DDP-SSN order: what a complete segment means to RDMAP (RFC 5040 §5.5).
+// RFC 5041 §5.3: the Data Sink may place in any order but MUST Deliver messages in the order they
+// were sent, which on an untagged queue is MSN order (§4.3). The validator accepts any MSN that has
+// a buffer, so a message that completes before an earlier MSN of its queue (a peer that sent them
+// out of order) waits for it: Delivered now, it would complete the earlier MSN's WR.
+void QueuePair::deliver_in_msn_order(const Accepted& a) {
+    const DdpHeader& h = a.segment.hdr;
+    if (h.tagged || !a.message_length) return deliver(a); // tagged: paired by order; untagged: not complete
+    if (h.msn != first_msn(h.qn)) {
+        Accepted later = a;
+        later.segment.payload = {}; // placed, or decoded into its header fields
+        waiting_[{h.qn, h.msn}] = later; // a repeated last segment replaces it: Delivered at most once
+        return;
+    }
+    deliver(a);
+    deliver_waiting(h.qn);
+}
+
+void QueuePair::deliver_waiting(uint32_t qn) {
+    while (state_ != IWV_QPS_ERR) { // an error flushes what waits
+        auto it = waiting_.find({qn, first_msn(qn)});
+        if (it == waiting_.end()) return;
+        const Accepted next = std::move(it->second);
+        waiting_.erase(it);
+        deliver(next);
+    }
+}
+
+// The MSN of the oldest message of queue `qn` not yet Delivered.
+uint32_t QueuePair::first_msn(uint32_t qn) const {
+    switch (qn) {
+    case kQnSend: return rx_.recv_msn;
+    case kQnReadRequest: return rx_.read_msn;
+    case kQnAtomicResponse: return rx_.atomic_msn;
+    default: return rx_.terminate_msn;
+    }
+}
+
+// Delivery, in DDP-SSN order (MSN order within an untagged queue): what a complete message means to
+// RDMAP (RFC 5040 §5.5).
 void QueuePair::deliver(const Accepted& a) {
     const DdpHeader& h = a.segment.hdr;
     const Opcode op = Opcode(h.opcode);

@@ -7,7 +7,7 @@
 //
 // Every segment is self-describing, so it can be checked and placed as it arrives, in any order;
 // the untagged checks therefore accept any MSN inside the window of posted buffers, not only the
-// next one. Delivery (in DDP-SSN order) is the caller's job too.
+// next one. Delivery (in DDP-SSN order, and in MSN order within a queue) is the caller's job too.
 #pragma once
 #include "memory.hpp"
 #include "wire.hpp"

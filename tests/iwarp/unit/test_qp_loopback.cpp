@@ -496,6 +496,116 @@ TEST(QpLoopback, MessagesAheadOfAHoleAreBounded) {
     EXPECT_NE(eb[0].detail.find("over the bound of 3000"), std::string::npos) << eb[0].detail;
 }
 
+// ---- a peer that ends a later MSN first ------------------------------------------------------
+// RFC 5041 §5.3: the Data Sink may place in any order but Delivers messages in the order they were
+// sent, on an untagged queue MSN order (§4.3). The peer below sends the second message of a queue
+// first: the two held messages swap their contents but keep their DDP-SSNs, so the receiver takes
+// MSN 2 before MSN 1. Each message must be Delivered to its own buffer, in MSN order.
+
+namespace {
+
+// The held DDP segments of `op` on `q`, in the order sent.
+std::vector<memllp::Message*> held_segments(memllp::Queue& q, Opcode op) {
+    std::vector<memllp::Message*> out;
+    for (auto& m : q.held) {
+        auto s = decode_segment(m.bytes);
+        if (m.ppid == kPpidDdpSegment && s && !s->hdr.tagged && Opcode(s->hdr.opcode) == op) out.push_back(&m);
+    }
+    return out;
+}
+
+void swap_behind_ssn(memllp::Message& x, memllp::Message& y) {
+    std::swap(x.bytes, y.bytes);
+    std::swap_ranges(x.bytes.begin(), x.bytes.begin() + kSsnSize, y.bytes.begin()); // SSNs stay put
+}
+
+// Releases the first `n` held messages (all by default) in the order sent.
+void release_in_order(memllp::Queue& q, size_t n = SIZE_MAX) {
+    n = std::min(n, q.held.size());
+    for (size_t i = 0; i < n; ++i) q.ready.push_back(std::move(q.held[i]));
+    q.held.erase(q.held.begin(), q.held.begin() + long(n));
+}
+
+} // namespace
+
+TEST(QpLoopback, SendOfALaterMsnWaitsForTheEarlierOne) {
+    Loop l;
+    const auto first = pattern(10, 61), second = pattern(30, 62);
+    std::copy(first.begin(), first.end(), l.a.mem.begin());
+    std::copy(second.begin(), second.end(), l.a.mem.begin() + 100);
+    l.b.post_recv(1, {l.b.sge(0, 100)});
+    l.b.post_recv(2, {l.b.sge(1000, 100)});
+    l.pipe.ab->hold = true;
+    ASSERT_EQ(l.a.post(wr_of(1, IWV_WR_SEND), {l.a.sge(0, 10)}), 0);
+    ASSERT_EQ(l.a.post(wr_of(2, IWV_WR_SEND), {l.a.sge(100, 30)}), 0);
+    auto sends = held_segments(*l.pipe.ab, Opcode::send);
+    ASSERT_EQ(sends.size(), 2u);
+    swap_behind_ssn(*sends[0], *sends[1]);
+    release_in_order(*l.pipe.ab, 1); // MSN 2 alone: complete, but MSN 1 is not Delivered yet
+    l.settle();
+    EXPECT_EQ(l.b.rcq.size(), 0u);
+    release_in_order(*l.pipe.ab);
+    ASSERT_TRUE(l.run([&] { return l.b.rcq.size() == 2; }));
+    auto rc = l.b.drain(l.b.rcq);
+    EXPECT_EQ(rc[0].wr_id, 1u);
+    EXPECT_EQ(rc[0].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(rc[0].byte_len, 10u);
+    EXPECT_EQ(rc[1].wr_id, 2u);
+    EXPECT_EQ(rc[1].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(rc[1].byte_len, 30u);
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), l.b.mem.begin()));
+    EXPECT_TRUE(std::equal(second.begin(), second.end(), l.b.mem.begin() + 1000));
+    EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS);
+}
+
+TEST(QpLoopback, ReadRequestOfALaterMsnWaitsForTheEarlierOne) {
+    Loop l;
+    const auto one = pattern(700, 63), two = pattern(900, 64);
+    std::copy(one.begin(), one.end(), l.b.mem.begin() + 30000);
+    std::copy(two.begin(), two.end(), l.b.mem.begin() + 40000);
+    l.pipe.ab->hold = true;
+    for (uint64_t i = 0; i < 2; ++i) {
+        iwv_send_wr r = wr_of(i + 1, IWV_WR_RDMA_READ);
+        r.rdma.remote_addr = addr(l.b.mem.data() + 30000 + i * 10000);
+        r.rdma.rkey = l.b.stag;
+        ASSERT_EQ(l.a.post(r, {l.a.sge(i * 2000, i ? 900 : 700)}), 0);
+    }
+    auto requests = held_segments(*l.pipe.ab, Opcode::read_request);
+    ASSERT_EQ(requests.size(), 2u);
+    swap_behind_ssn(*requests[0], *requests[1]);
+    release_in_order(*l.pipe.ab);
+    l.pipe.ab->hold = false;
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 2; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(sc[1].status, IWV_WC_SUCCESS);
+    EXPECT_TRUE(std::equal(one.begin(), one.end(), l.a.mem.begin()));
+    EXPECT_TRUE(std::equal(two.begin(), two.end(), l.a.mem.begin() + 2000));
+    EXPECT_EQ(query(*l.b.qp).state, IWV_QPS_RTS);
+}
+
+TEST(QpLoopback, AtomicResponseOfALaterMsnWaitsForTheEarlierOne) {
+    Loop l;
+    Counter c(l.b, 4096, 100);
+    l.pipe.ba->hold = true;
+    ASSERT_EQ(l.a.post(c.wr(1, IWV_WR_ATOMIC_FETCH_AND_ADD, 5), {l.a.sge(0, 8)}), 0);
+    ASSERT_EQ(l.a.post(c.wr(2, IWV_WR_ATOMIC_FETCH_AND_ADD, 1), {l.a.sge(8, 8)}), 0);
+    ASSERT_TRUE(l.run([&] { return held_segments(*l.pipe.ba, Opcode::atomic_response).size() == 2; }));
+    auto responses = held_segments(*l.pipe.ba, Opcode::atomic_response);
+    swap_behind_ssn(*responses[0], *responses[1]);
+    release_in_order(*l.pipe.ba);
+    l.pipe.ba->hold = false;
+    ASSERT_TRUE(l.run([&] { return l.a.scq.size() == 2; }));
+    auto sc = l.a.drain(l.a.scq);
+    EXPECT_EQ(sc[0].wr_id, 1u);
+    EXPECT_EQ(sc[0].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(sc[1].wr_id, 2u);
+    EXPECT_EQ(sc[1].status, IWV_WC_SUCCESS);
+    EXPECT_EQ(word_at(l.a, 0), 100u); // each original in the sink of its own WR
+    EXPECT_EQ(word_at(l.a, 8), 105u);
+    EXPECT_EQ(query(*l.a.qp).state, IWV_QPS_RTS);
+}
+
 TEST(QpLoopback, BlockedLlpIsRetried) {
     Loop l;
     l.pipe.ab->max_queued = 2; // the "send buffer" takes two messages at a time
