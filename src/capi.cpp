@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "card.hpp"
 #include "error.hpp"
 #include "sctpmpi.h"
 #include "settings.hpp"
@@ -120,6 +121,17 @@ void sctpm_close(sctpm_transport* t, int timeout_ms) {
 
 const char* sctpm_card(const sctpm_transport* t) { return t->impl->card().c_str(); }
 const char* sctpm_last_error(const sctpm_transport* t) { return t->last_error.c_str(); }
+
+const char* sctpm_redact_key(const char* text, char* out, size_t outlen) {
+    if (!out || !outlen)
+        return out;
+    try {
+        std::snprintf(out, outlen, "%s", sctpm::redact_key(text ? text : "").c_str());
+    } catch (const std::exception&) {
+        std::snprintf(out, outlen, "<redacted>"); // no memory: show nothing rather than the key
+    }
+    return out;
+}
 
 sctpm_peer sctpm_peer_add(sctpm_transport* t, const char* card) {
     try {

@@ -6,6 +6,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include <map>
@@ -22,6 +24,18 @@ std::vector<std::string> split(const std::string& text, char sep) {
         parts.push_back(text.substr(start, end - start));
     parts.push_back(text.substr(start));
     return parts;
+}
+
+// The separator that ends a key field's value when one starts at text[at] ("key=" ends at ';', the PMI
+// form's "key#" at '$'), or 0. A name that merely ends in "key" ("monkey=") is not one.
+char key_field_end(const std::string& text, size_t at) {
+    auto part_of_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    if (text.size() < at + 4 || (at > 0 && part_of_name(text[at - 1])))
+        return 0;
+    for (size_t i = 0; i < 3; ++i)
+        if (std::tolower(static_cast<unsigned char>(text[at + i])) != "key"[i])
+            return 0;
+    return text[at + 3] == '=' ? ';' : text[at + 3] == '#' ? '$' : 0;
 }
 
 class CardParser {
@@ -44,7 +58,9 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what) const { throw Error("card '" + printable_text(text_) + "': " + what); }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw Error("card '" + printable_text(redact_key(text_)) + "': " + what);
+    }
 
     void add_field(const std::string& field) {
         size_t eq = field.find('=');
@@ -72,8 +88,12 @@ private:
         auto it = values_.find("key");
         if (it == values_.end()) return "";
         const std::string& v = it->second;
-        if (v.size() != 2 * kAuthKeyBytes || v.find_first_not_of("0123456789abcdef") != std::string::npos)
-            fail("key '" + v + "' is not " + std::to_string(2 * kAuthKeyBytes) + " lower-case hex digits");
+        // Said, not shown: even a malformed key may be most of the secret.
+        const std::string expected = "key is not " + std::to_string(2 * kAuthKeyBytes) + " lower-case hex digits: ";
+        if (v.size() != 2 * kAuthKeyBytes)
+            fail(expected + "it has " + std::to_string(v.size()) + " characters");
+        if (size_t bad = v.find_first_not_of("0123456789abcdef"); bad != std::string::npos)
+            fail(expected + "the character at offset " + std::to_string(bad) + " is not one");
         std::string raw;
         for (size_t i = 0; i < v.size(); i += 2) raw += static_cast<char>(std::stoi(v.substr(i, 2), nullptr, 16));
         return raw;
@@ -117,5 +137,18 @@ std::string format_card(const Card& card) {
 }
 
 Card parse_card(const std::string& text) { return CardParser(text).parse(); }
+
+std::string redact_key(const std::string& text) {
+    std::string shown;
+    for (size_t at = 0; at < text.size();) {
+        if (char end = key_field_end(text, at)) {
+            shown.append(text, at, 4).append("<redacted>");
+            at = std::min(text.find(end, at + 4), text.size());
+        } else {
+            shown += text[at++];
+        }
+    }
+    return shown;
+}
 
 } // namespace sctpm

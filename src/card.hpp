@@ -20,9 +20,16 @@ struct Card {
 // in plain text form; ',' separates)
 std::string format_card(const Card&);
 
-// Throws sctpm::Error naming the card text and the bad field: a NUL byte, wrong prefix/version, missing or duplicate key,
-// unknown key, port not a number in 1..65535, a key that is not 32 hex digits, no address, an address that is neither IPv4 nor IPv6 (inet_pton).
+// Throws sctpm::Error naming the card text (through redact_key) and the bad field: a NUL byte, wrong prefix/version,
+// missing or duplicate key, unknown key, port not a number in 1..65535, a key that is not 32 hex digits (described,
+// never shown), no address, an address that is neither IPv4 nor IPv6 (inet_pton).
 // Addresses are stored in their normalised (inet_ntop) form.
 Card parse_card(const std::string& text);
+
+// text with the value of every key field replaced by "<redacted>": "key=<hex>" in a card, "key#<hex>" in its PMI
+// form (a business card or port name of the channels). The link key is the job's secret, so a card or port name is
+// quoted in a message only through this. A value runs to its field's end (';', or '$' in the PMI form); the field
+// name matches in any case.
+std::string redact_key(const std::string& text);
 
 } // namespace sctpm

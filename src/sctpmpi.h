@@ -110,8 +110,13 @@ sctpm_transport *sctpm_open(const sctpm_config *cfg, const char *hostname, const
                             size_t hello_len, const sctpm_callbacks *cb, char *err, size_t errlen);
 /* Flush queued sends (bounded by timeout_ms), shut the associations down, free everything. */
 void sctpm_close(sctpm_transport *t, int timeout_ms);
-/* This process's business card: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...]". */
+/* This process's business card: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...];key=<hex>". The
+ * key is the job's secret: quote a card only through sctpm_redact_key. */
 const char *sctpm_card(const sctpm_transport *t);
+/* text, a card or its PMI form (a business card or port name of the channels, "key#<hex>"), fit for a
+ * message: the value of its key field replaced by "<redacted>". Writes at most outlen bytes to out
+ * (NUL-terminated, cut short if need be) and returns out. */
+const char *sctpm_redact_key(const char *text, char *out, size_t outlen);
 const char *sctpm_last_error(const sctpm_transport *t);
 
 /* ---- peers --------------------------------------------------------------------------------- */

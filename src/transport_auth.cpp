@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "card.hpp"
 #include "error.hpp"
 #include "hello_auth.hpp"
 #include "packet_auth.hpp"
@@ -135,7 +136,7 @@ void Transport::accept_link(AssocId assoc, LinkKey link, const std::string& blob
     if (!p) {
         protocol_error(assoc, nullptr,
                        "the peer's hello on " + link.describe() + " was rejected (unknown identity '" +
-                           printable_text(blob) + "', card '" + printable_text(card) + "')");
+                           printable_text(blob) + "', card '" + printable_text(redact_key(card)) + "')");
         return;
     }
     AssocEntry* a = peers_.find_assoc(assoc);

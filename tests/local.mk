@@ -39,6 +39,10 @@ endif
 TESTS += tests/sctp_perf_smoke.sh
 EXTRA_DIST += tests/sctp_perf_smoke.sh
 
+# tools/multihome-gen refuses a host file's ssh option and a hostile `uname -n` (a fake ssh, no root).
+TESTS += tests/multihome_gen_hostile.sh
+EXTRA_DIST += tests/multihome_gen_hostile.sh
+
 # The process outside a job that tests/adversary/run sets on one of its ranks (not a test itself).
 check_PROGRAMS += tests/adversary/attacker
 tests_adversary_attacker_SOURCES = tests/adversary/attacker.cpp

@@ -665,8 +665,9 @@ int MPIDI_CH3I_Hy_open(void)
      * them: a multihomed transport gives a multihomed RNIC, with CMT when the transport has it
      * (one rail would halve RDMA bandwidth on a two-rail cluster). */
     if (card_addresses(addr, sizeof(addr), 1) != 0) {
+        char shown[SCTPM_CARD_MAX];
         complain("no RDMA (no address in the transport's business card), one-sided traffic goes over SCTP",
-                 sctpm_card(MPIDI_CH3I_sctp));
+                 sctpm_redact_key(sctpm_card(MPIDI_CH3I_sctp), shown, sizeof(shown)));
         return -1;
     }
     attr.bind_address = addr;

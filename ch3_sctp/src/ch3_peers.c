@@ -66,7 +66,7 @@ static void renew_closed_vc(MPIDI_VC_t * vc)
 
 int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
 {
-    char bc[SCTPM_CARD_MAX], card[SCTPM_CARD_MAX];
+    char bc[SCTPM_CARD_MAX] = "", card[SCTPM_CARD_MAX], shown[SCTPM_CARD_MAX];
     renew_closed_vc(vc);
     if (vc->ch.failed)
         return -1;      /* lost: its association failed, or the process manager reports it dead */
@@ -77,11 +77,11 @@ int MPIDI_CH3I_VC_peer(MPIDI_VC_t * vc)
     if (MPIDI_PG_GetConnString(vc->pg, vc->pg_rank, bc, sizeof(bc)) != MPI_SUCCESS ||
         MPIDI_CH3I_Bc_to_card(bc, card, sizeof(card)) != 0) {
         MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "no usable business card for rank %d ('%s')",
-                          vc->pg_rank, bc);
+                          vc->pg_rank, sctpm_redact_key(bc, shown, sizeof(shown)));
         return -1;
     }
     sctpm_peer p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
-    if (p < 0) {
+    if (p < 0) {        /* the error quotes the card without its key */
         MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "rank %d: %s", vc->pg_rank,
                           sctpm_last_error(MPIDI_CH3I_sctp));
         return -1;

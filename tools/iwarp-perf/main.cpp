@@ -164,7 +164,7 @@ std::vector<Result> run_client(const Options& o, const std::string& line) {
     unsigned sctp_port = 0, udp_port = 0, ctl_port = 0, tcp_port = 0;
     if (std::sscanf(line.c_str(), "IWARP %255s %u %u CTRL %u TCP %u CARD %1023s", addr, &sctp_port, &udp_port, &ctl_port,
                     &tcp_port, card) != 6)
-        die("bad server line: " + line);
+        die("bad server line: " + without_key(line));
     SctpChannel sctp(o.sctp);
     sctp.connect(card);
     RdmaEndpoint rdma(o.rdma);

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sctpmpi.h"
+
 namespace perf {
 
 namespace {
@@ -21,6 +23,11 @@ void set_program(const char* name) { g_program = name; }
 void die(const std::string& what) {
     std::fprintf(stderr, "%s: %s\n", g_program, what.c_str());
     std::exit(1);
+}
+
+std::string without_key(const std::string& text) {
+    std::vector<char> out(4 * text.size() + 16); // "key=" (4 bytes) grows by "<redacted>" at most
+    return sctpm_redact_key(text.c_str(), out.data(), out.size());
 }
 
 double now_s() {

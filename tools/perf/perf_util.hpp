@@ -13,6 +13,8 @@ namespace perf {
 
 void set_program(const char* name); // prefix of die()'s message
 [[noreturn]] void die(const std::string& what);
+// text (a contact line, a card) fit for a message: the card's key, the run's secret, redacted.
+std::string without_key(const std::string& text);
 double now_s();
 
 // Bytes that are a function of (seed, position) and never 0: misplaced, stale or missing bytes

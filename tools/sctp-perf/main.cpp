@@ -102,7 +102,7 @@ std::vector<Result> run_client(const Options& o, const std::string& line) {
     char card[SCTPM_CARD_MAX], tcp[256];
     unsigned udp_port = 0;
     if (std::sscanf(line.c_str(), "CARD %1023s TCP %255s UDP %u", card, tcp, &udp_port) != 3 || udp_port > 65535)
-        die("bad server line: " + line);
+        die("bad server line: " + without_key(line));
     std::string tcp_addr = tcp;
     uint16_t tcp_port = static_cast<uint16_t>(std::atoi(tcp_addr.substr(tcp_addr.rfind(':') + 1).c_str()));
     tcp_addr = tcp_addr.substr(0, tcp_addr.rfind(':'));
