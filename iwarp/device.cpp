@@ -19,7 +19,8 @@ namespace iwarp {
 
 // usrsctp may call an upcall with the argument it was given even after the socket was closed
 // (its upcall pointer is read without a lock, field notes §1.6), so the target outlives every
-// socket: it is never freed, and its eventfd never closed (one per device opened).
+// socket: it is never freed, and its eventfd never closed (one per device opened). It may also
+// call it with a null argument (device_upcall).
 //
 // As in the core's progress engine (src/progress.cpp): every upcall counts activity, and only a
 // waiter that sleeps (or an owner polling the fd itself) costs a write; a spinning caller looks
@@ -59,19 +60,6 @@ namespace {
 constexpr int kStandbyReads = 16;
 constexpr uint32_t kStandbyHoldUs = 20000;
 
-void upcall(struct socket*, void* arg, int) {
-    auto* t = static_cast<UpcallTarget*>(arg);
-    t->activity.fetch_add(1);
-    if (t->sleepers.load() > 0 || t->external.load(std::memory_order_relaxed)) {
-        uint64_t one = 1;
-        (void)!write(t->fd, &one, sizeof one);
-    }
-    if (t->standby_sleeping.load() && t->owner_away()) {
-        uint64_t one = 1;
-        (void)!write(t->standby_fd, &one, sizeof one);
-    }
-}
-
 // "a,b,c" -> {a, b, c}, empty items dropped.
 std::vector<std::string> split_list(const std::string& list) {
     std::vector<std::string> out;
@@ -101,6 +89,24 @@ void drain(int fd) {
 
 } // namespace
 
+// usrsctp reads a socket's upcall and its argument one after the other without a lock: a
+// reader that loaded the function just before SctpLlp::close (or ~DdpEndpoint) cleared both
+// loads the argument just after, and calls us with null. That socket is being closed: nothing
+// to signal.
+void device_upcall(struct socket*, void* arg, int) {
+    auto* t = static_cast<UpcallTarget*>(arg);
+    if (!t) return;
+    t->activity.fetch_add(1);
+    if (t->sleepers.load() > 0 || t->external.load(std::memory_order_relaxed)) {
+        uint64_t one = 1;
+        (void)!write(t->fd, &one, sizeof one);
+    }
+    if (t->standby_sleeping.load() && t->owner_away()) {
+        uint64_t one = 1;
+        (void)!write(t->standby_fd, &one, sizeof one);
+    }
+}
+
 Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     : handle_(handle), mode_(attr.progress), spin_us_(stack_settings().spin_us),
       requests_(std::chrono::milliseconds(attr.initiate_timeout_ms ? attr.initiate_timeout_ms : IWV_INITIATE_TIMEOUT_MS),
@@ -129,7 +135,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     cfg.max_segment = attr.max_segment;
     cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
     cfg.path_max_retrans = stack_settings().path_max_retrans;
-    endpoint_ = std::make_unique<DdpEndpoint>(cfg, upcall, target_);
+    endpoint_ = std::make_unique<DdpEndpoint>(cfg, device_upcall, target_);
     if (mode_ == IWV_PROGRESS_THREAD) thread_ = std::thread([this] { thread_main(); });
     if (mode_ == IWV_PROGRESS_STANDBY) {
         target_->owner_polled_us.store(sctpm::now_us());
@@ -159,7 +165,7 @@ int Device::fd() {
     return target_->fd;
 }
 
-void Device::signal() { upcall(nullptr, target_, 0); }
+void Device::signal() { device_upcall(nullptr, target_, 0); }
 
 int Device::wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms) {
     const uint64_t seen = seen_activity_;

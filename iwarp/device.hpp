@@ -52,6 +52,10 @@ struct iwv_qp {
 };
 namespace iwarp {
 
+// The upcall of every socket of a device; `target` is the device's (never freed). usrsctp may call
+// it with a null target while the socket is closed (device.cpp): it then does nothing.
+void device_upcall(struct socket* so, void* target, int flags);
+
 class Device {
 public:
     Device(const iwv_device_attr& attr, iwv_device* handle);
