@@ -134,6 +134,10 @@ uint32_t MPIDI_CH3I_Hy_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *add
  * key MPIDI_CH3I_HY_ATOMICS_INFO on every member (hy_window.c) and addr is 8-byte aligned. */
 uint32_t MPIDI_CH3I_Hy_atomic_stag_for(MPIDI_VC_t * vc, MPI_Win handle, const void *addr);
 #define MPIDI_CH3I_HY_ATOMICS_INFO "ch3_hybrid_rnic_atomics"
+/* ... its values: atomic with everything (caller mode only), or also served by the standby thread
+ * on the member's promise to apply no accumulate-family operation to its own part */
+#define MPIDI_CH3I_HY_ATOMICS_TRUE "true"
+#define MPIDI_CH3I_HY_ATOMICS_REMOTE_ONLY "remote_only"
 void MPIDI_CH3I_Hy_win_fns(MPIDI_CH3U_Win_fns_t * win_fns);         /* extension hooks */
 void MPIDI_CH3I_Hy_win_hooks(MPIDI_CH3U_Win_hooks_t * win_hooks);
 

@@ -27,19 +27,29 @@ typedef struct {
 
 /* The window's info asks for FOP and CAS by RNIC atomics (README, "RNIC atomics"). The target's
  * RNIC runs them with the CPU's compare-and-swap, under its device lock; CH3 applies every other
- * accumulate at the target with plain loads and stores, from the owner's progress engine. The
- * two exclude each other only while the RNIC runs in the owner's progress engine or in a
- * standby thread that the owner's return waits for (caller and standby modes): with its own
- * thread (progress=thread) the RNIC could change a word between CH3's load and store, so such
- * a member declines, and then so does the window. */
+ * accumulate at the target with plain loads and stores. Another process's it applies in the
+ * owner's progress engine, but the owner's own on its window inline, with no packet and no call
+ * into the channel (MPIDI_CH3I_Shm_fop_op and its siblings, in MPICH 4.0.2 and 5.0.1 alike), in
+ * an epoch that may begin without one too (MPI_Win_lock_all(MPI_MODE_NOCHECK)). So the two
+ * exclude each other only where the RNIC runs in the owner's progress engine alone
+ * (progress=caller). The standby thread serves while the process is out of that engine, which is
+ * where it applies its own: a member in progress=standby accepts only `remote_only`, its promise
+ * to apply none to its own part of the window. With its own thread (progress=thread) the RNIC
+ * could change a word between any of CH3's loads and stores: such a member declines. One member
+ * declining makes the whole window decline (hy_gather_info). */
 static int wants_atomics(MPIR_Info * info)
 {
     char value[16];
-    int found = 0;
+    int found = 0, remote_only;
     if (!info || MPIR_Info_get_impl(info, MPIDI_CH3I_HY_ATOMICS_INFO, sizeof(value), value, &found) ||
         !found)
         return 0;
-    return strcmp(value, "true") == 0 && !MPIDI_CH3I_Hy_config.progress_thread;
+    remote_only = strcmp(value, MPIDI_CH3I_HY_ATOMICS_REMOTE_ONLY) == 0;
+    if (!remote_only && strcmp(value, MPIDI_CH3I_HY_ATOMICS_TRUE) != 0)
+        return 0;
+    if (MPIDI_CH3I_Hy_config.progress_thread)
+        return 0;
+    return remote_only || !MPIDI_CH3I_Hy_config.progress_standby;
 }
 
 static void remember_window(MPIDI_VC_t * vc, MPI_Win handle, void *base, MPI_Aint size, uint32_t stag,

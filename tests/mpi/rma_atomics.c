@@ -1,6 +1,8 @@
 /* MPI_Fetch_and_op and MPI_Compare_and_swap under contention from every other rank, with
  * point-to-point traffic beside, while the target computes outside MPI at first. The window asks
- * for RNIC atomics (ch3:hybrid's info key ch3_hybrid_rnic_atomics; other channels ignore it).
+ * for RNIC atomics (ch3:hybrid's info key ch3_hybrid_rnic_atomics; other channels ignore it) with
+ * the value remote_only, which lets ch3:hybrid's standby thread serve them: no rank applies these
+ * operations to its own part of the window (rma_atomics_self does, with the value true).
  *
  * Rank 0 holds four 8-byte words: a counter that origins add 1 to (MPI_SUM), a counter they
  * increment by MPI_Compare_and_swap loops, a word they swap their own values into (MPI_REPLACE),
@@ -173,7 +175,7 @@ int main(int argc, char **argv)
     }
     total = (size - 1) * iters;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "ch3_hybrid_rnic_atomics", "true");
+    MPI_Info_set(info, "ch3_hybrid_rnic_atomics", "remote_only");
     CHK(MPI_Win_allocate(WORDS * sizeof(int64_t), sizeof(int64_t), info, MPI_COMM_WORLD, &words, &win));
     MPI_Info_free(&info);
     memset(words, 0, WORDS * sizeof(int64_t));
