@@ -16,7 +16,8 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        move MPI_Put and MPI_Get data by RDMA (false: every operation on the SCTP path, as ch3:sctp).
+        move MPI_Put and MPI_Get data by RDMA (false: the process runs as ch3:sctp, none of
+        ch3:hybrid's hooks runs; every rank of a job must agree).
 
     - name        : MPIR_CVAR_CH3_HYBRID_PUT_THRESHOLD
       category    : CH3_HYBRID

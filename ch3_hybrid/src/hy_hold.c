@@ -643,9 +643,17 @@ static void describe_stall(MPIDI_VC_t * vc)
                           h->pending, h->on_qp, (unsigned) h->seq);
 }
 
+/* MPIR_CVAR_CH3_HYBRID_RDMA false: none of the hooks below runs, the process is ch3:sctp.
+ * Asked before MPIDI_CH3_Init, so the control variable itself, not MPIDI_CH3I_Hy_config. */
+static int wanted(void)
+{
+    return MPIR_CVAR_CH3_HYBRID_RDMA;
+}
+
 /* ch3:hybrid's hooks into ch3:sctp (the extension interface of ch3_sctp's mpidi_ch3_impl.h). */
-const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext = {
+const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext_table = {
     .name = "ch3:hybrid",
+    .wanted = wanted,
     .init = init,
     .finalize = finalize,
     .vc_init = vc_init,

@@ -128,10 +128,15 @@ int MPIDI_CH3I_Progress_finalize(void);
 /* ---- The extension interface: the hook points a channel built on these sources fills in ----
  * ch3:hybrid's table is in ch3_hybrid/src/hy_hold.c; ch3:sctp's is empty (ch3_no_ext.c, the one
  * file only ch3:sctp builds). A NULL hook is skipped. Hooks run where CH3's lock is held.
+ * The table is used only if its `wanted` hook says so at the first look (MPIDI_CH3I_Ext, from
+ * the first VC's initialisation on, before MPIDI_CH3_Init): otherwise none of its hooks ever
+ * runs, and the process runs exactly ch3:sctp's code (ch3:hybrid with MPIR_CVAR_CH3_HYBRID_RDMA
+ * false; that is how one MPICH build serves as both channels, e.g. in ./check.sh).
  * Return convention: a hook that can fail returns an mpi_errno; a send hook also says whether it
  * took the send (its return value), so its mpi_errno goes through a pointer. */
 typedef struct {
     const char *name;           /* in diagnostics; NULL: "ch3:sctp" */
+    int (*wanted) (void);       /* 0: the table is not used at all (NULL: it is) */
     int (*init) (void);         /* MPIDI_CH3_Init, before the transport opens: an mpi_errno */
     int (*finalize) (void);     /* MPIDI_CH3_Finalize, before the transport closes */
     void (*vc_init) (MPIDI_VC_t * vc);
@@ -156,6 +161,13 @@ typedef struct {
     void (*win_hooks) (MPIDI_CH3U_Win_hooks_t * hooks);
     void (*describe_stall) (MPIDI_VC_t * vc);   /* after the stall report: what waits for this peer */
 } MPIDI_CH3I_Ext_t;
-extern const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext;
+extern const MPIDI_CH3I_Ext_t MPIDI_CH3I_ext_table; /* the channel's (ch3_no_ext.c, hy_hold.c) */
+extern const MPIDI_CH3I_Ext_t *MPIDI_CH3I_ext_in_use;
+const MPIDI_CH3I_Ext_t *MPIDI_CH3I_Ext_choose(void);       /* ch3_init.c */
+/* The extension's hooks as this process runs them. */
+static inline const MPIDI_CH3I_Ext_t *MPIDI_CH3I_Ext(void)
+{
+    return MPIDI_CH3I_ext_in_use ? MPIDI_CH3I_ext_in_use : MPIDI_CH3I_Ext_choose();
+}
 
 #endif /* MPIDI_CH3_IMPL_H_INCLUDED */

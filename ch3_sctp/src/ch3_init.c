@@ -24,6 +24,17 @@ static sctpm_callbacks callbacks = {
     MPIDI_CH3I_On_stall
 };
 
+const MPIDI_CH3I_Ext_t *MPIDI_CH3I_ext_in_use;
+
+/* Once, at the first look (MPI_Init, one thread): the channel's table, or no hook at all. */
+const MPIDI_CH3I_Ext_t *MPIDI_CH3I_Ext_choose(void)
+{
+    static const MPIDI_CH3I_Ext_t none = { NULL };
+    const MPIDI_CH3I_Ext_t *table = &MPIDI_CH3I_ext_table;
+    MPIDI_CH3I_ext_in_use = table->wanted && !table->wanted() ? &none : table;
+    return MPIDI_CH3I_ext_in_use;
+}
+
 void MPIDI_CH3I_Report(int level, const char *format, ...)
 {
     char text[1024];
@@ -33,7 +44,7 @@ void MPIDI_CH3I_Report(int level, const char *format, ...)
     va_start(args, format);
     vsnprintf(text, sizeof(text), format, args);
     va_end(args);
-    fprintf(stderr, "[%s] rank %d: %s\n", MPIDI_CH3I_ext.name ? MPIDI_CH3I_ext.name : "ch3:sctp",
+    fprintf(stderr, "[%s] rank %d: %s\n", MPIDI_CH3I_Ext()->name ? MPIDI_CH3I_Ext()->name : "ch3:sctp",
             MPIR_Process.rank, text);
 }
 
@@ -67,7 +78,7 @@ int MPIDI_CH3_Init(int has_parent, MPIDI_PG_t * pg_p, int pg_rank)
     char hello[2048], bc[SCTPM_CARD_MAX];
     int mpi_errno;
     (void) has_parent;
-    mpi_errno = MPIDI_CH3I_ext.init ? MPIDI_CH3I_ext.init() : MPI_SUCCESS;
+    mpi_errno = MPIDI_CH3I_Ext()->init ? MPIDI_CH3I_Ext()->init() : MPI_SUCCESS;
     if (mpi_errno)
         return mpi_errno;
     snprintf(hello, sizeof(hello), "P%d %s", pg_rank, (const char *) pg_p->id);
@@ -96,8 +107,8 @@ int MPIDI_CH3_InitCompleted(void)
 int MPIDI_CH3_Finalize(void)
 {
     MPIDI_CH3I_Dead_notices_stop();     /* its handler wakes the transport closed below */
-    if (MPIDI_CH3I_ext.finalize)
-        MPIDI_CH3I_ext.finalize();      /* e.g. queue pairs and sockets, before the stack they use */
+    if (MPIDI_CH3I_Ext()->finalize)
+        MPIDI_CH3I_Ext()->finalize();      /* e.g. queue pairs and sockets, before the stack they use */
     if (MPIDI_CH3I_sctp) {
         if (MPIR_CVAR_CH3_SCTP_PATH_REPORT)
             MPIDI_CH3I_Path_report();
@@ -140,8 +151,8 @@ int MPIDI_CH3_VC_Init(MPIDI_VC_t * vc)
     vc->ch.late_listed = 0;
     if (eager_max)
         vc->eager_max_msg_sz = eager_max;
-    if (MPIDI_CH3I_ext.vc_init)
-        MPIDI_CH3I_ext.vc_init(vc);
+    if (MPIDI_CH3I_Ext()->vc_init)
+        MPIDI_CH3I_Ext()->vc_init(vc);
     return MPI_SUCCESS;
 }
 
@@ -176,22 +187,25 @@ int MPIDI_CH3_PG_Destroy(struct MPIDI_PG *pg)
  * accepting side can queue it for the matching MPI_Comm_accept. */
 int MPIDI_CH3_Connect_to_root(const char *port_name, MPIDI_VC_t ** new_vc)
 {
-    char card[SCTPM_CARD_MAX];
+    char card[SCTPM_CARD_MAX], shown[SCTPM_CARD_MAX];
     int tag = 0, mpi_errno = MPI_SUCCESS;
     MPIDI_VC_t *vc;
     sctpm_peer p;
 
+    /* What the errors quote: the port carries the root's card, whose key is the job's secret. */
+    sctpm_redact_key(port_name, shown, sizeof(shown));
+
     mpi_errno = MPIDI_GetTagFromPort(port_name, &tag);
     MPIR_ERR_CHECK(mpi_errno);
     if (MPIDI_CH3I_Bc_to_card(port_name, card, sizeof(card)) != 0)
-        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", port_name);
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", shown);
     vc = (MPIDI_VC_t *) MPL_malloc(sizeof(MPIDI_VC_t), MPL_MEM_ADDRESS);
     MPIR_ERR_CHKANDJUMP(vc == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPIDI_VC_Init(vc, NULL, 0);
     p = sctpm_peer_add(MPIDI_CH3I_sctp, card);
     if (p < 0) {
         MPL_free(vc);
-        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", port_name);
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", shown);
     }
     MPIDI_CH3I_Peer_bind(p, vc);
     {
@@ -199,7 +213,7 @@ int MPIDI_CH3_Connect_to_root(const char *port_name, MPIDI_VC_t ** new_vc)
         char hello[32];
         snprintf(hello, sizeof(hello), "T%d", tag);
         if (sctpm_peer_connect_as(MPIDI_CH3I_sctp, p, hello, strlen(hello)) != 0)
-            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", port_name);
+            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_PORT, "**ch3|sctp|port", "**ch3|sctp|port %s", shown);
     }
     *new_vc = vc;
   fn_fail:

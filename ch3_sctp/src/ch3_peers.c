@@ -98,7 +98,8 @@ static sctpm_peer member_peer(const char *text)
     MPIDI_VC_t *vc = NULL;
     if (sscanf(text + 1, "%d %n", &rank, &off) < 1 || off == 0)
         return -1;
-    if (MPIDI_PG_Find(text + 1 + off, &pg) != MPI_SUCCESS || pg == NULL || rank < 0 ||
+    /* MPIDI_PG_Find only compares the id (its declaration lacks the const) */
+    if (MPIDI_PG_Find((void *) (text + 1 + off), &pg) != MPI_SUCCESS || pg == NULL || rank < 0 ||
         rank >= MPIDI_PG_Get_size(pg))
         return -1;
     MPIDI_PG_Get_vc(pg, rank, &vc);

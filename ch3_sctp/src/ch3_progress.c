@@ -259,11 +259,11 @@ static int progress(int blocking, MPID_Progress_state * state)
 int MPIDI_CH3I_Progress(int blocking, MPID_Progress_state * state)
 {
     int mpi_errno;
-    if (MPIDI_CH3I_ext.inside)
-        MPIDI_CH3I_ext.inside(1);
+    if (MPIDI_CH3I_Ext()->inside)
+        MPIDI_CH3I_Ext()->inside(1);
     mpi_errno = progress(blocking, state);
-    if (MPIDI_CH3I_ext.inside)
-        MPIDI_CH3I_ext.inside(0);
+    if (MPIDI_CH3I_Ext()->inside)
+        MPIDI_CH3I_Ext()->inside(0);
     return mpi_errno;
 }
 
@@ -272,8 +272,8 @@ void MPIDI_CH3I_On_block(void *ctx, int entering)
 {
     (void) ctx;
     /* The extension's hook runs under CH3's lock: before it is released, after it is taken. */
-    if (entering && MPIDI_CH3I_ext.blocking)
-        MPIDI_CH3I_ext.blocking(1);
+    if (entering && MPIDI_CH3I_Ext()->blocking)
+        MPIDI_CH3I_Ext()->blocking(1);
 #ifdef MPICH_IS_THREADED
     if (entering) {
         MPIDI_CH3I_Rma_target_safe(0);  /* other threads may be inside CH3 meanwhile */
@@ -283,8 +283,8 @@ void MPIDI_CH3I_On_block(void *ctx, int entering)
         MPIDI_CH3I_Rma_target_safe(1);
     }
 #endif
-    if (!entering && MPIDI_CH3I_ext.blocking)
-        MPIDI_CH3I_ext.blocking(0);
+    if (!entering && MPIDI_CH3I_Ext()->blocking)
+        MPIDI_CH3I_Ext()->blocking(0);
 }
 
 static int ops_in(const MPIDI_RMA_Op_t * op)
@@ -334,8 +334,8 @@ void MPIDI_CH3I_On_stall(void *ctx)
         if (vc->ch.failed || vc->state != MPIDI_VC_STATE_INACTIVE)
             MPIDI_CH3I_Report(MPIDI_CH3I_REPORT_ERROR, "stall: VC of rank %d: state %d%s", r,
                               (int) vc->state, vc->ch.failed ? ", failed" : "");
-        if (MPIDI_CH3I_ext.describe_stall)
-            MPIDI_CH3I_ext.describe_stall(vc);
+        if (MPIDI_CH3I_Ext()->describe_stall)
+            MPIDI_CH3I_Ext()->describe_stall(vc);
     }
 }
 

@@ -142,8 +142,8 @@ void MPIDI_CH3I_Pvars_register(int world_size)
     if (done)
         return;
     done = 1;
-    if (MPIDI_CH3I_ext.pvars_register)
-        MPIDI_CH3I_ext.pvars_register();
+    if (MPIDI_CH3I_Ext()->pvars_register)
+        MPIDI_CH3I_Ext()->pvars_register();
     MPIR_T_enum_create("ch3_sctp_path_state", &states);
     MPIR_T_enum_add_item(states, "none", 0);
     MPIR_T_enum_add_item(states, "active", SCTPM_PATH_ACTIVE);

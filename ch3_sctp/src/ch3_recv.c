@@ -11,8 +11,8 @@ int MPIDI_CH3I_Recv_init(void)
 {
     int mpi_errno = MPIDI_CH3_PktHandler_Init(pktArray, MPIDI_CH3_PKT_END_CH3 + 1);
     MPIDI_CH3I_Wrap_answers(pktArray);
-    if (MPIDI_CH3I_ext.handlers_register)
-        MPIDI_CH3I_ext.handlers_register(pktArray);
+    if (MPIDI_CH3I_Ext()->handlers_register)
+        MPIDI_CH3I_Ext()->handlers_register(pktArray);
     return mpi_errno;
 }
 
@@ -33,14 +33,14 @@ void MPIDI_CH3I_Raise_error(int mpi_errno)
 /* The extension (ch3:hybrid) orders what else it receives from vc with the packets handled here. */
 static void before_packet(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt)
 {
-    if (MPIDI_CH3I_ext.before_packet)
-        MPIDI_CH3I_ext.before_packet(vc, pkt);
+    if (MPIDI_CH3I_Ext()->before_packet)
+        MPIDI_CH3I_Ext()->before_packet(vc, pkt);
 }
 
 static void packet_done(MPIDI_VC_t * vc)
 {
-    if (MPIDI_CH3I_ext.after_packet)
-        MPIDI_CH3I_ext.after_packet(vc);
+    if (MPIDI_CH3I_Ext()->after_packet)
+        MPIDI_CH3I_Ext()->after_packet(vc);
 }
 
 void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why)
@@ -61,8 +61,8 @@ void MPIDI_CH3I_Fail_vc(MPIDI_VC_t * vc, const char *why)
         /* Sends and one-sided operations waiting for its answer fail; a call waiting on them
          * sees this error. */
         int mpi_errno = MPIDI_CH3I_Peer_error(vc, -ECONNRESET);
-        if (MPIDI_CH3I_ext.vc_lost)
-            MPIDI_CH3I_ext.vc_lost(vc, mpi_errno);
+        if (MPIDI_CH3I_Ext()->vc_lost)
+            MPIDI_CH3I_Ext()->vc_lost(vc, mpi_errno);
         if (MPIDI_CH3I_Fail_awaiting(vc, mpi_errno))
             MPIDI_CH3I_Raise_error(mpi_errno);
     }

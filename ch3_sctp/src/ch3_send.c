@@ -152,8 +152,8 @@ static int rma_to_lost_peer(MPIDI_VC_t * vc, const MPIDI_CH3_Pkt_t * pkt, MPIR_R
 /* The extension learns what went (ch3:hybrid counts the control packets). */
 static void count_control(MPIDI_VC_t * vc, const sctpm_key * key)
 {
-    if (MPIDI_CH3I_ext.sent)
-        MPIDI_CH3I_ext.sent(vc, key);
+    if (MPIDI_CH3I_Ext()->sent)
+        MPIDI_CH3I_Ext()->sent(vc, key);
 }
 
 /* Send a request's header (already in sreq->dev.pending_pkt) plus iov[1..n). */
@@ -164,7 +164,7 @@ int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *
     if (unreachable_rma(vc, &sreq->dev.pending_pkt))
         return rma_to_lost_peer(vc, &sreq->dev.pending_pkt, sreq, NULL);
     MPIDI_CH3I_Target_sending(vc, &sreq->dev.pending_pkt);
-    if (MPIDI_CH3I_ext.send_request && MPIDI_CH3I_ext.send_request(vc, sreq, iov, &n, &mpi_errno))
+    if (MPIDI_CH3I_Ext()->send_request && MPIDI_CH3I_Ext()->send_request(vc, sreq, iov, &n, &mpi_errno))
         return awaited_if_sent(vc, awaited, mpi_errno);
     return awaited_if_sent(vc, awaited, MPIDI_CH3I_Send_request_now(vc, sreq, iov, n));
 }
@@ -268,7 +268,7 @@ static int start_msg(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** 
     if (unreachable_rma(vc, pkt))
         return rma_to_lost_peer(vc, pkt, MPIDI_CH3I_Send_request_create(pkt), sreq_ptr);
     MPIDI_CH3I_Target_sending(vc, pkt);
-    if (!(MPIDI_CH3I_ext.start_msg && MPIDI_CH3I_ext.start_msg(vc, iov, n, sreq_ptr, &mpi_errno)))
+    if (!(MPIDI_CH3I_Ext()->start_msg && MPIDI_CH3I_Ext()->start_msg(vc, iov, n, sreq_ptr, &mpi_errno)))
         mpi_errno = MPIDI_CH3I_Start_msg_now(vc, iov, n, sreq_ptr);
     mpi_errno = close_to_lost_peer(vc, pkt, mpi_errno);
     return rndv_failed_here(pkt, awaited, awaited_if_sent(vc, awaited, mpi_errno));

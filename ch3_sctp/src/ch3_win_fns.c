@@ -6,8 +6,8 @@
 
 int MPIDI_CH3_Win_fns_init(MPIDI_CH3U_Win_fns_t * win_fns)
 {
-    if (MPIDI_CH3I_ext.win_fns)
-        MPIDI_CH3I_ext.win_fns(win_fns);
+    if (MPIDI_CH3I_Ext()->win_fns)
+        MPIDI_CH3I_Ext()->win_fns(win_fns);
     return MPI_SUCCESS;
 }
 
@@ -90,8 +90,8 @@ static int win_free(MPIR_Win ** win_ptr)
 
 int MPIDI_CH3_Win_hooks_init(MPIDI_CH3U_Win_hooks_t * win_hooks)
 {
-    if (MPIDI_CH3I_ext.win_hooks)
-        MPIDI_CH3I_ext.win_hooks(win_hooks);
+    if (MPIDI_CH3I_Ext()->win_hooks)
+        MPIDI_CH3I_Ext()->win_hooks(win_hooks);
     ext_hooks = *win_hooks;
     win_hooks->win_init = win_init;
     win_hooks->win_free = win_free;
