@@ -19,7 +19,10 @@ SANITIZE="-g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer"
 
 step_deps() { ensure_packages; }
 
-step_build() { run_logged build_tree build; }
+step_build() {
+    run_logged build_tree build
+    start_mpich_builds # MPICH links the libraries just built
+}
 
 step_test() {
     run_logged build_tree build # a no-op after the build step; needed for CHECK_ONLY=test
@@ -183,59 +186,74 @@ hybrid_rma_subset() {
 # channels' code against that MPICH. MPICH_OTHER_CHANNELS="sctp hybrid" also runs the tests on
 # ch3:sctp, a view of that build (MPICH_SCTP_VIEW below), about two minutes more.
 read -r -a OTHER_CHANNELS <<<"${MPICH_OTHER_CHANNELS:-hybrid}"
-OTHER_BUILDS=$LOG_DIR/other-builds # the background build's pid, and a status file per version
+MPICH_BUILDS=$LOG_DIR/mpich-builds # the background build's pid, and a status file per version
 
-# Those installs build in the background from the end of the mpich step on, at the lowest CPU
-# priority (SCHED_IDLE, else nice 19): the steps in between leave cores idle (jobs waiting for
-# rate-limited rails, failure timers, process start-up), and every other process preempts the
-# build at once, so the tests run as they would alone. Built in the foreground by mpich-other
-# instead, a cold 4.0.2 build added about 12 minutes to CI on a slow machine. mpich-other waits
-# for it; its output goes to build/logs/mpich-other-build.log.
-start_other_builds() {
-    [[ -z ${CHECK_ONLY:-} || " $CHECK_ONLY " == *" mpich-other "* ]] || return 0
-    mkdir -p "$OTHER_BUILDS" # emptied when check.sh starts
-    set -m # its own process group, which stop_other_builds ends
+# The MPICH installs build in the background, one version after the other (the default first),
+# from the end of the build step on (its libraries are what MPICH links), at the lowest CPU
+# priority (SCHED_IDLE, else nice 19): the steps in between leave cores idle (MPICH's autogen
+# and configure run on one core for minutes, tests wait for timers, rate-limited rails and
+# process start-up), and every other process preempts the build at once, so the tests run as
+# they would alone. The mpich and mpich-other steps wait for their version's build (and have
+# the cores to themselves meanwhile); their output goes to build/logs/mpich-build-<version>.log.
+# Built in the foreground, a cold 4.0.2 build added about 12 minutes to CI on a slow machine.
+# With CHECK_ONLY naming no build step, the mpich steps build in the foreground.
+wanted_step() { [[ -z ${CHECK_ONLY:-} || " $CHECK_ONLY " == *" $1 "* ]]; }
+start_mpich_builds() {
+    local -a versions=()
+    wanted_step mpich && versions+=("$MPICH_DEFAULT_VERSION")
+    if wanted_step mpich-other; then
+        local v
+        for v in $MPICH_OTHER_VERSIONS; do [[ $v == "$MPICH_DEFAULT_VERSION" ]] || versions+=("$v"); done
+    fi
+    ((${#versions[@]} > 0)) || return 0
+    mkdir -p "$MPICH_BUILDS" # emptied when check.sh starts
+    set -m # its own process group, which stop_mpich_builds ends
     (
         chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
-        STEP=mpich-other-build
-        : >"$LOG_DIR/$STEP.log"
-        for v in $MPICH_OTHER_VERSIONS; do
-            [[ $v != "$MPICH_DEFAULT_VERSION" ]] || continue
+        for v in "${versions[@]}"; do
+            STEP=mpich-build-$v
+            : >"$LOG_DIR/$STEP.log"
             rc=0
-            mpich_installs "$v" "${OTHER_CHANNELS[@]}" || rc=$?
-            echo "$rc" >"$OTHER_BUILDS/$v.status"
+            mpich_installs "$v" $(channels_of "$v") || rc=$?
+            echo "$rc" >"$MPICH_BUILDS/$v.status"
         done
-    ) >"$OTHER_BUILDS/output.log" 2>&1 </dev/null &
-    echo $! >"$OTHER_BUILDS/pid"
+    ) >"$MPICH_BUILDS/output.log" 2>&1 </dev/null &
+    echo $! >"$MPICH_BUILDS/pid"
     set +m
 }
 
+# channels_of VERSION: the channels built for it (the default: MPICH_INSTALLS, below).
+channels_of() {
+    if [[ $1 == "$MPICH_DEFAULT_VERSION" ]]; then echo "$MPICH_INSTALLS"; else echo "${OTHER_CHANNELS[*]}"; fi
+}
+
 # At check.sh's exit: a background build still running (a step failed, or CHECK_ONLY) ends.
-stop_other_builds() {
+stop_mpich_builds() {
     local pid
-    [[ -f $OTHER_BUILDS/pid ]] || return 0
-    pid=$(<"$OTHER_BUILDS/pid")
+    [[ -f $MPICH_BUILDS/pid ]] || return 0
+    pid=$(<"$MPICH_BUILDS/pid")
     kill -0 "$pid" 2>/dev/null || return 0
     kill -- -"$pid" 2>/dev/null || true
 }
 
-# other_installs VERSION: that version's installs, from the background build when the mpich step
-# started one in this run, else built now.
-other_installs() {
-    local v=$1 pid=''
-    [[ -f $OTHER_BUILDS/pid ]] && pid=$(<"$OTHER_BUILDS/pid")
+# installs_of VERSION: that version's installs, from the background build when this run started
+# one, else built now.
+installs_of() {
+    local v=$1 pid='' log=$LOG_DIR/mpich-build-$1.log
+    [[ -f $MPICH_BUILDS/pid ]] && pid=$(<"$MPICH_BUILDS/pid")
     if [[ -n $pid ]]; then
         local waited=$SECONDS
-        while [[ ! -f $OTHER_BUILDS/$v.status ]] && kill -0 "$pid" 2>/dev/null; do sleep 2; done
-        if [[ -f $OTHER_BUILDS/$v.status ]]; then
-            echo "MPICH $v: built in the background (waited $((SECONDS - waited)) s for it; log: $LOG_DIR/mpich-other-build.log)"
-            (($(<"$OTHER_BUILDS/$v.status") == 0)) && return 0
-            tail -n "$TAIL_LINES" "$LOG_DIR/mpich-other-build.log"
+        while [[ ! -f $MPICH_BUILDS/$v.status ]] && kill -0 "$pid" 2>/dev/null; do sleep 2; done
+        if [[ -f $MPICH_BUILDS/$v.status ]]; then
+            echo "MPICH $v: built in the background (waited $((SECONDS - waited)) s for it; log: $log)"
+            (($(<"$MPICH_BUILDS/$v.status") == 0)) && return 0
+            tail -n "$TAIL_LINES" "$log"
             return 1
         fi
         echo "MPICH $v: the background build ended without a result; building it now"
     fi
-    mpich_installs "$v" "${OTHER_CHANNELS[@]}"
+    # shellcheck disable=SC2046 # the channels split into words
+    mpich_installs "$v" $(channels_of "$v")
 }
 
 step_mpich_other() {
@@ -245,7 +263,7 @@ step_mpich_other() {
             step_note "MPICH $v is the default version this run: gated by the steps above"
             continue
         fi
-        if ! other_installs "$v"; then
+        if ! installs_of "$v"; then
             rc=1
             continue
         fi
@@ -323,10 +341,7 @@ add_step fuzz "Fuzz targets of the network-byte parsers, seed corpora and a fixe
 # MPICH build: 10 to 25 minutes cold).
 MPICH_INSTALLS="sctp hybrid"
 export MPICH_SCTP_VIEW=${MPICH_SCTP_VIEW:-1}
-step_mpich() {
-    step_mpich_installs
-    start_other_builds
-}
+step_mpich() { installs_of "$MPICH_DEFAULT_VERSION"; }
 add_step mpich "MPICH $MPICH_DEFAULT_VERSION with ch3:sctp and ch3:hybrid (build/install)" step_mpich --stop
 add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
 add_step adversary "An attacker outside the job against ch3:sctp and ch3:hybrid (tests/adversary/run)" step_adversary
@@ -348,6 +363,6 @@ esac
 # The gate's time budget: 60 minutes on a 2-core machine from a fresh clone with empty caches,
 # a margin under CI's 90 (the summary prints each step's share and the total against it).
 STEP_BUDGET_S=${CHECK_BUDGET_S:-3600}
-rm -rf "$OTHER_BUILDS" # a status file from an earlier run must not count
-trap stop_other_builds EXIT
+rm -rf "$MPICH_BUILDS" # a status file from an earlier run must not count
+trap stop_mpich_builds EXIT
 run_steps "${CHECK_ONLY:-}"
