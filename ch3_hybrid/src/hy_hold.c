@@ -255,6 +255,18 @@ static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
     return a == HY_HEAD_LEAVES;
 }
 
+/* A held request sent on SCTP now. If it cannot go (the peer was lost, which a failed send can
+ * find out first), it fails here with that error: it left the held list already, so vc_lost,
+ * which fails the held requests, no longer sees it, and an MPI_Rput waiting on it would wait
+ * for ever. */
+static int send_request_or_fail(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
+{
+    int mpi_errno = MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
+    while (mpi_errno != MPI_SUCCESS && !MPIR_Request_is_complete(sreq))
+        MPIDI_CH3I_Complete_with_error(sreq, mpi_errno);
+    return mpi_errno;
+}
+
 /* Send one entry that no longer waits. */
 static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
 {
@@ -267,7 +279,7 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
             MPL_free(h->buf);
             break;
         case MPIDI_CH3I_HY_HELD_REQUEST:
-            mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, h->n);
+            mpi_errno = send_request_or_fail(vc, h->sreq, h->iov, h->n);
             break;
         case MPIDI_CH3I_HY_HELD_RDMA_WRITE:
             leaves = hy_write_leaves(h->on_qp, failed, vc->ch.hy.peer_headers_done, h->seq);
@@ -290,7 +302,7 @@ static int send_held(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h)
                     if (h->placed == MPIDI_CH3_PKT_HY_PUT_PLACED)
                         MPIDI_CH3I_Hy_put_resent(vc, h->pkt.put.target_win_handle);
                     memcpy(&h->sreq->dev.pending_pkt, &h->pkt, sizeof(h->pkt));
-                    mpi_errno = MPIDI_CH3I_Send_request_now(vc, h->sreq, h->iov, 2);
+                    mpi_errno = send_request_or_fail(vc, h->sreq, h->iov, 2);
                     break;
             }
             break;
