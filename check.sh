@@ -320,6 +320,15 @@ step_failover() {
 # through rail failures, each rank on its host, both rails used.
 step_ssh() { run_root_test tests/vcluster/ssh-launch; }
 
+# Chaos on the virtual cluster: one 30-s job per mode (ch3:sctp, ch3:sctp with CMT, ch3:hybrid
+# with RDMA) of checked traffic while a schedule fails and heals rails, cuts all rails of a host
+# for less than an association's failure time, switches loss on and off and changes rail rates.
+# The gate's seed is fixed (7: every kind of event, two blackouts), so a gate never fails on the
+# luck of a schedule; other seeds and long runs are a report (tests/vcluster/chaos --minutes 60).
+# A failed job's files are kept in build/chaos/ and its schedule replays with --schedule.
+CHAOS_SEED=${CHAOS_SEED:-7}
+step_chaos() { run_root_test tests/vcluster/chaos --seed "$CHAOS_SEED"; }
+
 # Every packet fits its rail's MTU (no IP fragment) at MTU 1500, 9000 and mixed rails, for
 # ch3:sctp and the RNIC's associations, and a route MTU that drops mid-run is learned.
 step_mtu() { run_root_test tests/vcluster/no-fragments; }
@@ -349,6 +358,7 @@ add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-be
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster
 add_step mtu "No IP fragment on the rails at MTU 1500, 9000 and mixed (root)" step_mtu
 add_step failover "ch3:sctp (and ch3:hybrid RDMA) failover on the virtual cluster (root)" step_failover
+add_step chaos "Chaos: rails failing, host blackouts, loss and rate changes under checked traffic, virtual cluster (root)" step_chaos
 add_step ssh "Jobs launched over ssh with a generated multihome file, virtual cluster (root)" step_ssh
 add_step testsuite "MPICH test suite, ch3:sctp (and ch3:hybrid on rma) against ch3:sock" step_testsuite
 add_step mpich-other "MPICH $MPICH_OTHER_VERSIONS: ch3:hybrid built, tests/mpi and the rma subset on it" step_mpich_other
