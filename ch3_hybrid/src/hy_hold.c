@@ -256,15 +256,12 @@ static int head_leaves(MPIDI_VC_t * vc, MPIDI_CH3I_Hy_held * h, int *mpi_errno)
 }
 
 /* A held request sent on SCTP now. If it cannot go (the peer was lost, which a failed send can
- * find out first), it fails here with that error: it left the held list already, so vc_lost,
- * which fails the held requests, no longer sees it, and an MPI_Rput waiting on it would wait
- * for ever. */
+ * find out first), it fails with that error, as a failed iSend's does: it left the held list
+ * already, so vc_lost, which fails the held requests, no longer sees it, and an MPI_Rput
+ * waiting on it would wait for ever. */
 static int send_request_or_fail(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n)
 {
-    int mpi_errno = MPIDI_CH3I_Send_request_now(vc, sreq, iov, n);
-    while (mpi_errno != MPI_SUCCESS && !MPIR_Request_is_complete(sreq))
-        MPIDI_CH3I_Complete_with_error(sreq, mpi_errno);
-    return mpi_errno;
+    return MPIDI_CH3I_Completed_if_failed(sreq, MPIDI_CH3I_Send_request_now(vc, sreq, iov, n));
 }
 
 /* Send one entry that no longer waits. */

@@ -31,6 +31,8 @@ void MPIDI_CH3I_Pvars_register(int world_size);
  * the _now forms skip the extension's send hooks (for sends it held and now releases). */
 int MPIDI_CH3I_Send_request(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
 int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n);
+/* A send that failed completes its request with the error (every part it counts); MPI_SUCCESS. */
+int MPIDI_CH3I_Completed_if_failed(MPIR_Request * sreq, int mpi_errno);
 int MPIDI_CH3I_Start_msg_now(MPIDI_VC_t * vc, struct iovec *iov, int n, MPIR_Request ** sreq_ptr);
 MPIR_Request *MPIDI_CH3I_Send_request_create(const void *pkt); /* for a caller-buffered message */
 /* The request's data left by other means (ch3:hybrid's RDMA): finish it as a sent request. */

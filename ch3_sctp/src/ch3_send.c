@@ -193,7 +193,7 @@ int MPIDI_CH3I_Send_request_now(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iov
  * a builtin communicator's pending references. A lost peer completes the request with its error
  * instead, as when the send fails later (MPIDI_CH3I_On_sent), and the operation reports it when it
  * completes. */
-static int completed_if_failed(MPIR_Request * sreq, int mpi_errno)
+int MPIDI_CH3I_Completed_if_failed(MPIR_Request * sreq, int mpi_errno)
 {
     if (mpi_errno == MPI_SUCCESS || MPIR_Request_is_complete(sreq))
         return mpi_errno;
@@ -209,7 +209,7 @@ int MPIDI_CH3_iSend(MPIDI_VC_t * vc, MPIR_Request * sreq, void *hdr, intptr_t hd
     MPIR_Assert(hdr_sz <= (intptr_t) sizeof(MPIDI_CH3_Pkt_t));
     if (hdr != &sreq->dev.pending_pkt)
         memcpy(&sreq->dev.pending_pkt, hdr, hdr_sz);
-    return completed_if_failed(sreq, MPIDI_CH3I_Send_request(vc, sreq, iov, 1));
+    return MPIDI_CH3I_Completed_if_failed(sreq, MPIDI_CH3I_Send_request(vc, sreq, iov, 1));
 }
 
 int MPIDI_CH3_iSendv(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, int n_iov)
@@ -220,7 +220,7 @@ int MPIDI_CH3_iSendv(MPIDI_VC_t * vc, MPIR_Request * sreq, struct iovec *iov, in
         memcpy(&sreq->dev.pending_pkt, iov[0].iov_base, iov[0].iov_len);
     for (int i = 1; i < n_iov; i++)
         local[i] = iov[i];
-    return completed_if_failed(sreq, MPIDI_CH3I_Send_request(vc, sreq, local, n_iov));
+    return MPIDI_CH3I_Completed_if_failed(sreq, MPIDI_CH3I_Send_request(vc, sreq, local, n_iov));
 }
 
 /* A send request for a message whose buffers the caller keeps valid until it completes (one
@@ -245,7 +245,7 @@ static int rndv_failed_here(const MPIDI_CH3_Pkt_t * pkt, MPI_Request awaited, in
     if (mpi_errno == MPI_SUCCESS || pkt->type != MPIDI_CH3_PKT_RNDV_REQ_TO_SEND)
         return mpi_errno;
     MPIR_Request_get_ptr(awaited, sreq);
-    return sreq ? completed_if_failed(sreq, mpi_errno) : mpi_errno;
+    return sreq ? MPIDI_CH3I_Completed_if_failed(sreq, mpi_errno) : mpi_errno;
 }
 
 /* A close packet that finds its peer lost: the loss, handled meanwhile (MPIDI_CH3I_Fail_vc), already

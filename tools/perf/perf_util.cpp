@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "sctpmpi.h"
+#include "card.hpp"
 
 namespace perf {
 
@@ -25,10 +25,7 @@ void die(const std::string& what) {
     std::exit(1);
 }
 
-std::string without_key(const std::string& text) {
-    std::vector<char> out(4 * text.size() + 16); // "key=" (4 bytes) grows by "<redacted>" at most
-    return sctpm_redact_key(text.c_str(), out.data(), out.size());
-}
+std::string without_key(const std::string& text) { return sctpm::redact_key(text); }
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
