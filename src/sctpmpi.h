@@ -53,7 +53,8 @@ typedef enum {
     SCTPM_PATH_POTENTIALLY_FAILED,
     SCTPM_PATH_CONFIRMED,
     SCTPM_PATH_ADDED,
-    SCTPM_PATH_REMOVED
+    SCTPM_PATH_REMOVED,
+    SCTPM_PATH_ENDED           /* its association has ended (sctpm_peer_paths only) */
 } sctpm_path_state;
 
 typedef struct {
@@ -201,7 +202,10 @@ typedef struct {
 } sctpm_peer_stats;
 
 /* Paths of the peer's association (state from the stack), in the order of the peer's card (its
- * multihome-file order); returns the count, -1 if none. */
+ * multihome-file order); returns the count, 0 if the peer never sent us anything, -1 if no such
+ * peer. After its association ended (the peer shut down or died), the
+ * addresses its data came from, as SCTPM_PATH_ENDED with their byte counts: counters never go back
+ * to zero, and a report at the end of a job still shows the peers that left first. */
 int sctpm_peer_paths(sctpm_transport *t, sctpm_peer p, sctpm_path_info *out, int max);
 int sctpm_peer_stats_get(const sctpm_transport *t, sctpm_peer p, sctpm_peer_stats *out);
 

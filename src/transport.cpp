@@ -359,15 +359,14 @@ void Transport::shutdown(int timeout_ms) {
 
 int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {
     Peer* p = peers_.get(id);
-    if (!p || !p->assoc)
+    if (!p)
         return -1;
-    auto paths = ep_->paths(p->assoc);
+    auto paths = p->assoc ? ep_->paths(p->assoc) : std::vector<PathStatus>{};
+    if (paths.empty()) // the association ended, or never began
+        return ended_paths(*p, out, max);
     // In the order of the peer's card (its multihome-file order: rail 1 first), not the stack's,
     // which depends on who connected: a path keeps its index across runs and ranks.
-    auto rank_of = [&](const PathStatus& ps) {
-        const auto& a = p->card.addresses;
-        return std::find(a.begin(), a.end(), ps.address) - a.begin();
-    };
+    auto rank_of = [&](const PathStatus& ps) { return card_rank(*p, ps.address); };
     std::stable_sort(paths.begin(), paths.end(),
                      [&](const PathStatus& x, const PathStatus& y) { return rank_of(x) < rank_of(y); });
     int n = 0;
@@ -388,6 +387,31 @@ int Transport::peer_paths(sctpm_peer id, sctpm_path_info* out, int max) {
         for (const auto& pc : p->paths)
             if (address_text(reinterpret_cast<const sockaddr*>(&pc.address)) == ps.address)
                 o.rx_bytes = pc.rx_bytes;
+    }
+    return n;
+}
+
+long Transport::card_rank(const Peer& p, const std::string& address) {
+    const auto& a = p.card.addresses;
+    return std::find(a.begin(), a.end(), address) - a.begin();
+}
+
+// What we counted ourselves: the stack has let the association go, with its view of the paths.
+int Transport::ended_paths(const Peer& p, sctpm_path_info* out, int max) const {
+    std::vector<std::pair<std::string, uint64_t>> seen;
+    for (const auto& pc : p.paths)
+        seen.emplace_back(address_text(reinterpret_cast<const sockaddr*>(&pc.address)), pc.rx_bytes);
+    std::stable_sort(seen.begin(), seen.end(),
+                     [&](const auto& x, const auto& y) { return card_rank(p, x.first) < card_rank(p, y.first); });
+    int n = 0;
+    for (const auto& [address, bytes] : seen) {
+        if (n >= max)
+            break;
+        sctpm_path_info& o = out[n++];
+        o = sctpm_path_info{};
+        std::snprintf(o.address, sizeof o.address, "%s", address.c_str());
+        o.state = SCTPM_PATH_ENDED;
+        o.rx_bytes = bytes;
     }
     return n;
 }

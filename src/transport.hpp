@@ -78,6 +78,10 @@ public:
     std::optional<Digest> link_key_mac(sctpm_peer id, const iovec* parts, int n) const;
 
 private:
+    // peer_paths: a path's index in the peer's card (past the end if not in it), and the paths
+    // counted by us once the stack has let the association go.
+    static long card_rank(const Peer& p, const std::string& address); // its index in the card, or past the end
+    int ended_paths(const Peer& p, sctpm_path_info* out, int max) const;
     // The members and checks both public constructors share; then each opens its socket and
     // calls attach_socket.
     Transport(const Settings& s, std::string hello, const sctpm_callbacks& cb);

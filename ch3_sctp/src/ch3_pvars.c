@@ -37,7 +37,8 @@ static void read_paths(enum what what, int count, void *buf)
             const sctpm_path_info *p = k < n ? &all[k] : NULL;
             switch (what) {
                 case STATE:
-                    ((int *) buf)[i + k] = p ? (int) p->state : 0;
+                    /* an ended association's paths read "none": the enum has no word for it */
+                    ((int *) buf)[i + k] = p && p->state != SCTPM_PATH_ENDED ? (int) p->state : 0;
                     break;
                 case RX_BYTES:
                     ((unsigned long long *) buf)[i + k] = p ? p->rx_bytes : 0;
@@ -83,13 +84,16 @@ static const char *state_name(sctpm_path_state state)
             return "potentially_failed";
         case SCTPM_PATH_CONFIRMED:
             return "confirmed";
+        case SCTPM_PATH_ENDED:
+            return "ended";
         default:
             return "none";
     }
 }
 
 /* The same data as the variables, read by the channel itself at MPI_Finalize, for a user who wants
- * to see at a glance that every rail carried traffic. Peers never talked to are left out. */
+ * to see at a glance that every rail carried traffic. Peers never talked to are left out; a peer
+ * that finished first shows its paths as "ended", with the bytes that came over each. */
 void MPIDI_CH3I_Path_report(void)
 {
     const int world = MPIDI_Process.my_pg ? MPIDI_Process.my_pg->size : 0;

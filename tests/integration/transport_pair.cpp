@@ -21,6 +21,19 @@ std::vector<std::string> mixed_messages(uint32_t n, uint32_t seed) {
     return v;
 }
 
+// After the association ended, the stack knows nothing of its paths: the transport still reports
+// the address the data came from and its byte count (a job's path report at MPI_Finalize must not
+// lose the ranks that finished first, and a counter must not fall back to zero).
+void expect_ended_path(Side& s, uint64_t at_least) {
+    sctpm_path_info paths[4];
+    const int n = sctpm_peer_paths(s.t, s.other, paths, 4);
+    CHILD_CHECK(n == 1, "%d paths reported after the association ended, expected 1", n);
+    CHILD_CHECK(paths[0].state == SCTPM_PATH_ENDED, "state %d, expected ended", int(paths[0].state));
+    CHILD_CHECK(std::string(paths[0].address) == "127.0.0.1", "address '%s'", paths[0].address);
+    CHILD_CHECK(paths[0].rx_bytes >= at_least, "%llu bytes counted, at least %llu came",
+                (unsigned long long) paths[0].rx_bytes, (unsigned long long) at_least);
+}
+
 } // namespace
 
 TEST(TransportPair, MixedSizesBothWaysVerified) {
@@ -107,6 +120,7 @@ TEST(TransportPair, PeerDeathFailsSendsWithoutHanging) {
             CHILD_CHECK(sctpm_peer_failed(s.t, s.other) == 1, "peer not marked failed");
             rc = sctpm_send(s.t, s.other, &key, &v, 1, nullptr);
             CHILD_CHECK(rc == -ECONNRESET, "send to a failed peer returned %d", rc);
+            expect_ended_path(s, 8);
         },
         [](Side& s) {
             expect_messages(s, 1);
@@ -895,6 +909,7 @@ TEST(TransportPair, CloseDeliversToAReceiverThatReadsLate) {
             };
             CHILD_CHECK(s.progress_until(shut_down, 10), "the association did not end gracefully");
             expect_no_failure(s);
+            expect_ended_path(s, (3u << 20) + 100);
         },
         [](sctpm_config* c) {
             set(c, "sndbuf", "4M");
