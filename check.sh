@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build and test everything: installs missing Debian packages (as root), builds in build/,
 # runs `make check`, then the same tests under ASan/UBSan in build/asan, and the iWARP tests
 # under TSan in build/tsan.
@@ -290,6 +291,12 @@ step_nas() {
     return "$rc"
 }
 
+# The documentation (tools/check-docs): every relative link and #anchor between the Markdown files
+# resolves, every page of docs/ is reachable from README.md, docs/configuration.md is what
+# tools/gen-settings-doc makes of the code now (a setting missing or a default changed fails),
+# and every tracked source file carries its SPDX line. Seconds, no build, no network.
+step_docs() { tools/check-docs; }
+
 # A root-only test: exit status 77 means it could not run here (not root, or a virtual cluster
 # is already up); the step is then reported as skipped with that note (check.sh still exits 0).
 run_root_test() {
@@ -336,6 +343,7 @@ step_mtu() { run_root_test tests/vcluster/no-fragments; }
 # The steps, in order. Later work appends its own (MPICH builds, MPI tests) the same way:
 # define step_<name>, then add_step <name> "Title" step_<name> [--always] [--stop].
 add_step deps "Debian packages" step_deps --always --stop
+add_step docs "Documentation: links and anchors, the generated settings page, SPDX lines (tools/check-docs)" step_docs
 add_step build "Build (build/)" step_build --stop
 add_step test "Unit and integration tests (make check in build/)" step_test
 add_step asan "Tests under ASan/UBSan (build/asan)" step_asan
@@ -366,7 +374,7 @@ add_step mpich-other "MPICH $MPICH_OTHER_VERSIONS: ch3:hybrid built, tests/mpi a
 case ${1:-} in
 '') ;;
 --list) list_steps; exit 0 ;;
--h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; echo; list_steps; exit 0 ;;
+-h | --help) sed -n '3,10s/^# \{0,1\}//p' "$0"; echo; list_steps; exit 0 ;;
 *) die "unknown argument '$1' (try --help)" ;;
 esac
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install missing Debian packages (as root), build, run the transport benchmark
 # build/bin/sctp-perf (both sides on loopback), then build the default MPICH (5.0.1) with ch3:sctp, ch3:hybrid
 # and the stock ch3:sock beside them (about 20 minutes the first time, cached afterwards) and run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 ## ch3:hybrid channel (inserted into MPICH's tree by tools/mpich-integrate): ch3:sctp's sources
 ## (ch3_sctp_shared_sources, from ch3:sctp's Makefile.mk), built with MPIDI_CH3_HYBRID, plus the
 ## RDMA files of this directory, whose hy_hold.c holds the extension table.

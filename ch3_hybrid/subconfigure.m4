@@ -1,4 +1,5 @@
 [#] start of __file__
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl ch3:hybrid: ch3:sctp plus one-sided data by RDMA over the software iWARP RNIC (libiwarp).
 dnl configure with CPPFLAGS="-I<repo>/src -I<repo>/iwarp" and
 dnl LIBS="<repo>/build/iwarp/.libs/libiwarp.a <repo>/build/src/.libs/libsctpmpi.a -lusrsctp -lstdc++"

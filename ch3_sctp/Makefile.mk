@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 ## ch3:sctp channel (inserted into MPICH's tree by tools/mpich-integrate)
 
 errnames_txt_files += src/mpid/ch3/channels/sctp/src/errnames.txt

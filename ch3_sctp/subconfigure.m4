@@ -1,4 +1,5 @@
 [#] start of __file__
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl ch3:sctp: MPI over SCTP (usrsctp) through the project's transport core (libsctpmpi).
 dnl configure with CPPFLAGS=-I<repo>/src and LIBS="<repo>/build/src/.libs/libsctpmpi.a -lusrsctp -lstdc++"
 dnl (tools/mpich-build does this).

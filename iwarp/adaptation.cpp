@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RFC 5043 on usrsctp: the DDP endpoint socket and its peeled-off associations; see adaptation.hpp.
 #include "adaptation.hpp"
 

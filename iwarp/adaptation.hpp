@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The RFC 5043 adaptation on usrsctp: a DDP endpoint socket of its own (never the MPI socket:
 // §5.1 forbids mixing DDP and other traffic in one association) that announces the Adaptation
 // Layer Indication 0x00000001 in INIT/INIT-ACK, checks the peer's, and hands each usable

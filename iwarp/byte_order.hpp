@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Big-endian (network order) loads and stores on raw bytes: every iWARP field is big-endian and
 // may sit at any alignment, so fields are assembled byte by byte.
 #pragma once

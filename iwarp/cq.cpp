@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Completion queue; see cq.hpp.
 #include "cq.hpp"
 

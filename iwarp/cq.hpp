@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A completion queue: a bounded FIFO of work completions, with libibverbs' notification model
 // (arm once, the event fd fires on the next matching completion). Not thread-safe by itself:
 // the device lock covers it, except for seems_empty().

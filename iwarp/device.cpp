@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The simulated RNIC; see device.hpp.
 #include "device.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The simulated RNIC: one DDP endpoint, the STag table, the QPs and CQs, connection management,
 // and the progress engine (a device thread, or the caller's loop). Behind the C handles of
 // iwarp_verbs.h; verbs.cpp is the thin C layer on top.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* C ABI of the software iWARP RNIC (libiwarp): a verbs API with libibverbs' names and semantics
  * (prefix iwv_), plus the connection calls that rdma_cm would give (connect/listen/accept/reject).
  * RDMAP (RFC 5040) over DDP (RFC 5041) over SCTP as RFC 5043 says, on the process's one usrsctp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The lower layer a DDP stream runs on: one SCTP association (RFC 5043) carrying whole messages
 // with a payload protocol identifier. An interface so that the RDMAP/DDP engine can be tested on
 // an in-memory pipe (with reordering) as well as on usrsctp.

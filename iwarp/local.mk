@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # iwarp/: the software RNIC (RDMAP/DDP over SCTP, RFC 5040/5041/5043).
 noinst_LTLIBRARIES += iwarp/libiwarp.la
 iwarp_libiwarp_la_SOURCES = \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // STag table and tagged-buffer checks; see memory.hpp.
 #include "memory.hpp"
 

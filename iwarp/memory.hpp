@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Protection domains, memory regions and the STag table of the software RNIC, with the tagged
 // buffer checks of RFC 5041 §7.1 and RFC 5040 §7.2, each giving the exact Terminate code.
 //

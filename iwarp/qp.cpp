@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue pair: state machine, posting, completions in order, flush; see qp.hpp.
 #include "qp.hpp"
 

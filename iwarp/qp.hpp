@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A reliable connected queue pair: the verbs state machine, the send and receive queues, and the
 // RDMAP/DDP engine of one DDP stream (RFC 5040/5041 over one RFC 5043 session).
 //

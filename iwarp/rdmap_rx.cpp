@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Receive side of the RDMAP/DDP engine; see qp.hpp.
 //
 // Messages are handled in DDP-SSN order (RFC 5043 §10: chunks travel unordered). The next

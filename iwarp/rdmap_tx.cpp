@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transmit side of the RDMAP/DDP engine: WRs and Read Responses cut into DDP segments of at most
 // the adaptation's size (RFC 5043 §9), each led by its DDP-SSN; Terminates. See qp.hpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Incoming associations waiting for their Initiate; see requests.hpp.
 #include "requests.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Incoming associations on their way to a connection request (RFC 5043 §6.2): each must open with
 // an Initiate, which is read here and announced as IWV_EVENT_CONNECT_REQUEST; the ULP then accepts
 // or rejects it. Bounded in number (a new one aborts the oldest still waiting) and in time (one

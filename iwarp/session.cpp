@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DDP Stream Session sequencing; see session.hpp.
 #include "session.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One DDP Stream Session (RFC 5043 §6): the DDP-SSN counters of both directions, the legal
 // sequences of session control (Initiate -> Accept | Reject | Terminate, then segments, then a
 // session Terminate) and RFC 6581's IRD/ORD negotiation. Pure: no sockets, so it is unit-tested

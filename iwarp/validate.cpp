@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Receiver checks on one DDP segment; see validate.hpp. Order of checks: the adaptation's size
 // limit, DDP version, RDMAP version, opcode, then the buffer model's checks (RFC 5041 §7.1), then
 // RDMAP's own (RFC 5040 §7.2). Opcode comes before placement so that a segment whose T flag

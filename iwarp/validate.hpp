@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The receiver's checks on one incoming DDP Segment Chunk (RFC 5041 §7.1, RFC 5040 §7.2, RFC 5043
 // §9): either where to place its payload, or the one Terminate to send back.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C ABI of iwarp_verbs.h: argument checks, the device lock, and a call into the device or
 // the object. Nothing here knows the protocol.
 #include "device.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Encode/decode of the RFC 5040/5041/5043/6581 headers; see wire.hpp for the layouts.
 #include "wire.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every wire header of RDMAP (RFC 5040), DDP (RFC 5041) and the DDP/SCTP adaptation (RFC 5043,
 // with RFC 6581's enhanced session control), and every Terminate error code, as plain structs
 // with encode/decode in network byte order.

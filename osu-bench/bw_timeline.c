@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bandwidth over time (the thesis' Figure 4.4): rank 0 streams windows of messages to rank 1
  * for a given time; rank 1 timestamps every message it completes and prints the bytes received
  * per interval, so that a rail failure and recovery show up as a dip and a return.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # MEDIAN_AWK: an awk function median(a, k, c), the median of a[k, 1..c], for the runners' awk
 # programs (sourced by run-speeds and nas-report.sh; prepend it to an awk program text).
 MEDIAN_AWK='

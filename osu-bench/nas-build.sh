@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the NAS Parallel Benchmarks (NPB 3.4, MPI) against one MPI install; sourced by run-nas,
 # which sets REPO, INST (build/install), NPB_BUILD (build/npb) and NPB_SRC (the NPB3.4-MPI
 # tarball or its unpacked folder), and has sourced tools/lib/mpich-versions.sh (real_install).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The tables and plots of run-nas, sourced by it: nas_report reads OUT/runs.tsv ("where config
 # bench rep seconds status") and writes
 #   times.tsv     median seconds of the verified runs per (where, config, bench), ratio to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_acc_latency: rank 0 adds into rank 1's window with MPI_Accumulate (MPI_INT, MPI_SUM) and
  * waits for it with MPI_Win_flush, one at a time, inside one passive-target epoch per size;
  * latency = time per accumulate + flush, in µs. Sizes are bytes, whole ints (from 4 B). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_allreduce: MPI_Allreduce (MPI_SUM of floats, as OSU) over all ranks; the average latency
  * in µs over ranks. Barriers between iterations are not timed. */
 #include "util.h"

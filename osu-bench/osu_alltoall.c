@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_alltoall: MPI_Alltoall, SIZE bytes from every rank to every rank; the average latency in
  * µs over ranks. Barriers between iterations are not timed. */
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_bcast: MPI_Bcast from rank 0 to all ranks; the average latency in µs over ranks. Barriers
  * between iterations are not timed. */
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_bibw: both ranks send a window to each other at the same time; bandwidth counts both
  * directions, in MB/s (10^6 bytes), as OSU. */
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_bw: rank 0 streams windows of non-blocking sends to rank 1, which answers each window with
  * a short ack; bandwidth in MB/s (10^6 bytes), as OSU. */
 #include "util.h"

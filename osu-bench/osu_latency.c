@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_latency: ping-pong between two ranks; one-way latency = round trip / 2, in µs. */
 #include "util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_mbw_mr: n/2 pairs stream windows at the same time (rank i sends to rank i + n/2, which acks
  * each window, as in osu_bw). Aggregate bandwidth in MB/s (10^6 bytes) and messages per second,
  * over the slowest sender's time, so pairs that do not overlap are not counted as parallel. */

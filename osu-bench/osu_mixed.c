@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_mixed: the thesis' mixed MPI-1/MPI-2 synthetic benchmark (its Figure 4.3: ch3:hybrid took
  * 1.18x less time than ch3:sctp), on 2 ranks, both directions at once. Per iteration, in one
  * fence epoch, each rank

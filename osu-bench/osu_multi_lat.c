@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_multi_lat: n/2 pairs ping-pong at the same time (rank i with rank i + n/2); the one-way
  * latency in µs averaged over the pairs. */
 #include "util.h"

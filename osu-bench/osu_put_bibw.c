@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_put_bibw: both ranks put a window of puts into each other's window at once, synchronised
  * by post/start/complete/wait (one PSCW epoch per window, as OSU); bandwidth of both directions
  * together in MB/s (10^6 bytes). */

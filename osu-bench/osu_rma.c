@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_put_latency, osu_get_latency, osu_put_bw, osu_get_bw, osu_fence_put, osu_fence_get: one
  * source built six times; the Makefile sets RMA_OP (BENCH_PUT or BENCH_GET), RMA_SYNC
  * (BENCH_FLUSH or BENCH_FENCE) and, for the bandwidth pair, RMA_BW.

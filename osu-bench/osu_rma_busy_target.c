@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How long an origin's one-sided operation takes to complete while its target computes with no
  * MPI call (issue 18's table). Two ranks; each iteration: rank 1 tells rank 0 it starts computing
  * and spins for the compute time with no MPI call (0: it waits in MPI_Barrier instead), while

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # REPORT.md of run-thesis, sourced by it (OUT, RATE, MTU, QUICK, PART_STATUS set): thesis_report
 # prints the report on stdout. Each figure: what ran, the plot, our table, the numbers the thesis
 # states for that figure (Tsai 2007, chapter 4; its plots survive only as prose, so the prose's

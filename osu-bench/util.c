@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared parts of the osu-bench programs; see util.h. */
 #include "util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared parts of the osu-bench programs: options, buffers, the size loop, data checks and the
  * OSU output format. Each benchmark describes itself with a struct bench_desc and then only
  * contains its timed loop. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The 2-host jobs of the multirail runners (run-multirail, run-speeds, run-nas), sourced by them.
 # They set VC, RSH, INST, OSU, OUT and CMT (and PPN, ranks per host, default 1), bring the
 # cluster up (tools/vcluster up 2 --rails 2 ...), then call vcl_prepare once and vcl_launch for

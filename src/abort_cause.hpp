@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Text for the ABORT chunk that usrsctp attaches to an SCTP_COMM_LOST notification (sac_info):
 // the error causes of RFC 9260 §3.3.10, including the reason text usrsctp puts in its own
 // protocol-violation and user-initiated aborts. Users see why an association died.

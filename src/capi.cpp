@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C ABI (sctpmpi.h): exceptions stop here and become error strings and return codes.
 #include <cerrno>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Business card text: "sctpm1;udp=<port>;sctp=<port>;addr=<a>[,<a>...][;key=<hex>]".
 #include "card.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Business card of a process: how peers reach its usrsctp stack. Exchanged as text through the
 // process manager (PMI key-value space), so it must round-trip exactly and fail loudly when bad.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one-to-many (SOCK_SEQPACKET) usrsctp socket of a process: binding (multihomed), socket and
 // per-association options, non-blocking send/receive, connect with the peer's UDP port.
 #pragma once

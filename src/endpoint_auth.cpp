@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The socket options of SCTP-AUTH (RFC 4895, RFC 6458 section 8) for auth=packet (packet_auth.hpp).
 #include <cerrno>
 #include <cstring>

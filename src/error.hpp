@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one error type of the core: a message that names what failed, where, and which value.
 #pragma once
 #include <cstdio>

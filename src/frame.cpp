@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fragment header codec and the per-stream fragment sequencer (see frame.hpp for the layout).
 #include "frame.hpp"
 #include "hello_auth.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wire format of one fragment: a fixed 32-byte header (network byte order) followed by
 // frag_len payload bytes, sent as one SCTP message.
 //

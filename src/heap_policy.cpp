@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "heap_policy.hpp"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // glibc's heap policy for a process that moves large messages through usrsctp.
 //

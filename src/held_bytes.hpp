@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounds on the bytes a remote can make this process hold before they reach the receiver: an
 // association's frames waiting for their link's hello (setting pre_hello_bytes), a peer's messages
 // held out of order (reorder_bytes). Each holder counts its own bytes; a charge that would pass

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A hello's payload and the two MACs of a link's proof of membership (hello_auth.hpp).
 #include "hello_auth.hpp"
 

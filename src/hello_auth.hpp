@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Proof of membership on a new link (the "auth" setting). Every process draws a random key at
 // start-up and publishes it in its business card, which travels only through the process manager
 // (PMI) or a port name, never in a hello. The side that opens a link says hello with a fresh nonce;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SHA-256 as FIPS 180-4 specifies it (section 6.2), HMAC as RFC 2104 does; checked against the
 // FIPS and RFC 4231 test vectors (tests/unit/test_hmac_sha256.cpp).
 #include "hmac_sha256.hpp"

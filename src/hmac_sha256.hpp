@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HMAC-SHA-256 (FIPS 180-4, RFC 2104) for the hello's proof of membership (hello_auth.hpp), and
 // the kernel's random bytes for keys and nonces. Small and dependency-free: the transport is
 // linked into MPICH's libmpi, whose link line should not grow a crypto library for one MAC per

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # libsctpmpi: the SCTP transport core (one file per concern).
 noinst_LTLIBRARIES += src/libsctpmpi.la
 src_libsctpmpi_la_SOURCES = \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Parser of the multihome file: "hostname ip [ip ...]" per line, '#' comments.
 #include "multihome.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Parser of the historical MPICH_SCTP_MULTIHOME_FILE: lines "hostname ip [ip ...]",
 // several lines per host allowed, '#' starts a comment, blank lines ignored.
 #pragma once

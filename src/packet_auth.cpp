@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Keys, key ids and the retire frame of auth=packet (packet_auth.hpp).
 #include "packet_auth.hpp"
 

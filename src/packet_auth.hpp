@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-packet integrity (auth=packet): SCTP-AUTH (RFC 4895) on every chunk that carries, acknowledges
 // or ends data, under keys that a link's proof of membership (hello_auth.hpp) derives; the stack's
 // null key (id 0), which an on-path observer can compute from the INIT and INIT-ACK, stops being

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-path SCTP parameters and path MTUs; see path_params.hpp.
 #include "path_params.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-path SCTP parameters every association of ours gets, in one place for the MPI socket
 // (Endpoint) and the iWARP DDP socket (iwarp/adaptation): a fixed path MTU with PMTU discovery
 // off, heartbeats at an interval, and a path retransmission limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "peer_table.hpp"
 
 #include <algorithm>

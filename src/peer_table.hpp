@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Peers and associations: which peers are linked on each association (links multiplex several
 // peers to the same remote process on its one association), per-peer send queues, receive state
 // per stream, reorder windows per ordering domain, and counters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The progress engine: a pipeline of named stages run in order, plus the wait that spins for a
 // while and then blocks on an eventfd fed by usrsctp's upcall. With a packet input set, the
 // engine reads the stack's packets itself whenever it runs (the upcall then runs on our thread);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The "rails" setting: the data networks a process binds to, found on the host itself, so that
 // no multihome file is needed when every host's rails are on the same subnets (or interface names).
 // The chosen addresses go into the business card, which reaches the peers through PMI.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Restores per-sender order from sequence numbers (README.md, "Message order"): messages of one ordering
 // domain may arrive on different SCTP streams; the one whose seq is next is delivered at once
 // (placed straight into its destination), the others are held until their turn.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the transport needs of its SCTP socket, as an interface: Endpoint (endpoint.hpp) is the
 // usrsctp one-to-many socket; a scripted in-memory socket stands in for it where the receive
 // state machine must run deterministically (tests/fuzz/transport_rx_fuzz.cpp). One virtual call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* C ABI of the SCTP transport core (libsctpmpi).
  *
  * Included by the MPICH channel glue (which must be C) and by the tools. One transport per

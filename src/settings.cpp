@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Settings: one table of fields drives parsing, printing, the key list and the CVAR names,
 // so a key, its checks and its description cannot drift apart.
 #include "settings.hpp"

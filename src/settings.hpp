@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transport settings: defaults chosen by measurement, loaded from MPICH-style CVARs
 // (MPIR_CVAR_CH3_SCTP_<KEY>) and the historical MPICH2 ch3:sctp environment names.
 #pragma once

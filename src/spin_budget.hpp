@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How long a waiting rank busy-polls before it blocks. Spinning pays when the awaited packet comes
 // within the spin: the rank answers at once instead of paying a wake-up. A wait that outlasts the
 // spin only held a core, and when ranks outnumber the cores that is the core the awaited rank

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The process's usrsctp stack: one per process, initialised once (usrsctp cannot be restarted).
 // Chooses a UDP encapsulation port that cannot collide (probe, then verify), applies the global
 // tuning of the settings and enlarges the library's own UDP socket buffers.

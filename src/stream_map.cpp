@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stream mapping policies (see stream_map.hpp). All arithmetic is on uint32 so negative contexts and
 // tags map without undefined behaviour or negative remainders.
 #include "stream_map.hpp"

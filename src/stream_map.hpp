@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stream mapping policy: which SCTP stream a message travels on and which ordering domain its
 // sequence number belongs to. Order is guaranteed per (sender, domain) by the reorder step, so a
 // policy is correct for MPI as long as messages that MPI orders (same sender, same context) share a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The transport: one endpoint, the peer table, the send queues and the receive path, driven by
 // the progress pipeline (read, write; more stages can be added). Not thread-safe except wakeup():
 // the owner serialises calls (MPICH's CH3 does, under its global lock).

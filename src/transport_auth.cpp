@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A new link's hello, challenge and proof (hello_auth.hpp). The side that receives a hello keeps
 // the link anonymous, its frames held within pre_hello_bytes, until the proof arrives; only then
 // does the channel hear of the hello (on_hello), so a stranger never gets a peer or a VC made for

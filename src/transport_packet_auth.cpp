@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // auth=packet: the SCTP-AUTH keys a link's proof derives, the switch away from the null key and its
 // deletion (the sequence and why it loses nothing: packet_auth.hpp). usrsctp checks every packet;
 // this file only decides which keys it holds and which one it sends with.

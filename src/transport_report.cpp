@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The stall report (setting stall_report_s): when a blocked wait has seen no transport progress
 // for that long, one stderr report of where every message stands, so that a hang can be told
 // apart: bytes still queued here, held by the stack (unacked, zero window), waiting for an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Receive path: read a fragment's header first, then place its payload straight into the
 // destination the caller names (or hold it while an earlier message of its domain is missing).
 // With SCTP_FRAGMENT_INTERLEAVE 0 the rest of a partially read SCTP message comes next, so a

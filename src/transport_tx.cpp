@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Send path: fragmentation into SCTP messages, per-stream queues, lazy association setup. A peer
 // to a process we already have an association with opens a new link on it instead (frame.hpp).
 #include <algorithm>

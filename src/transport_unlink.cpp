@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Link release: a peer the caller gives back (its VC destroyed, e.g. the temporary VC of every
 // MPI_Comm_connect/accept) frees its memory, and its link is forgotten on both sides, so that the
 // link number can be opened again: one association carries at most kMaxLinks links opened by each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Unit tests (GoogleTest) of the core, and the two-process integration tests.
 if HAVE_GTEST
 check_PROGRAMS += tests/unit_tests

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/multihome-gen against hostile input, with no ssh and no root: a fake ssh first on PATH logs
 # its arguments and answers for the host it is given.
 #   host file  a line "-oProxyCommand=false:2" (an ssh option, not a host) is refused naming the

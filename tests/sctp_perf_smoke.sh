@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # sctp-perf's channels (the transport, kernel TCP, kernel UDP) on loopback, short: each side
 # checks the last message of every size against its pattern and dies on a difference, so a pass
 # means every channel carried the bytes it was given, both ways; and the table must hold a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared by the two-process test harnesses (tests/integration, tests/iwarp/pair): usrsctp can be
 // started once per process, so each test forks two children joined by two pipes. A check that
 // fails in a child ends it with a message; the parent waits for both sides, and kills both once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Benchmarks and helpers built into build/bin.
 
 # The channels, measurement loop and output shared by the benchmarks.

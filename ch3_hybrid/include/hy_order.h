@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid's ordering rules, as pure functions of the counters and states they read (no MPICH
  * type), so that tests/unit/test_hy_order.cpp checks them, and a model of the protocol around
  * them, without an MPICH build. hy_hold.c, hy_placed.c and hy_rdma.c apply them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid's wire formats and their version. What ch3:hybrid puts on the wire beyond CH3's own
  * packets:
  *  - its packet types (PUT_PLACED, GET_PLACED, GET_RESP_PLACED, GET_WRITE, CONNECT_ME, QP_SYNC,

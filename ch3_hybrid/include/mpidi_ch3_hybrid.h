@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: how its files talk to each other and to the ch3:sctp glue they are built with.
  *
  * One-sided data moves by RDMA over per-peer iWARP queue pairs; the other CH3 packets travel on

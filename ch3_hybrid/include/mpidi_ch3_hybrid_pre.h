@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: what it adds to ch3:sctp's channel types (included by ch3_sctp's mpidi_ch3_pre.h
  * when MPIDI_CH3_HYBRID is defined). */
 #ifndef MPIDI_CH3_HYBRID_PRE_H_INCLUDED

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid configuration as MPICH control variables (read at MPI_Init). The SCTP transport's own
  * settings are ch3:sctp's MPIR_CVAR_CH3_SCTP_* and apply here too.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: the process's RNIC (one device, PD and completion queue, opened at the first window)
  * and its queue pairs, one per peer, connected on demand. Of two peers, the lower (process group,
  * rank) always makes the connection, when the higher one asks it to with a CONNECT_ME packet over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: sends held behind RDMA transfers, and the channel glue. While an RDMA PUT or GET to
  * a peer is in flight, every later send to that peer waits in the VC's queue, in issue order, and
  * leaves once all that precedes it has left: CH3's packets reach the target in the order CH3

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: memory the RNIC knows beforehand. MPI_Alloc_mem memory is registered when it is
  * allocated (MPI's hint that it will take part in one-sided communication), and so is every
  * window; an RDMA transfer whose origin buffer lies in such a region uses that registration.

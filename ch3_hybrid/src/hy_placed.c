@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: packets whose data RDMA already placed. Each is a CH3 PUT, GET or GET response under
  * a channel type; its handler runs CH3's own handler for the original type with no data bytes,
  * then finishes the request at once instead of waiting for bytes from the wire. All of CH3's

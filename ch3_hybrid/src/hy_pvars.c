@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid MPI_T performance variables: how much one-sided data this process's RNIC moved (as
  * origin, or as the target answering a GET_MODE=write GET), so that a user, a test or a benchmark
  * can tell the RDMA path from the SCTP one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: PUT by RDMA Write and GET by RDMA Read (or, in the thesis' variant, by the target's
  * RDMA Write), at the origin; and that Write at the target. Only operations CH3 issues through its
  * fast path qualify: contiguous data of a predefined type, a target window with an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:hybrid: window creation registers the window memory and tells every member its STag and
  * the RNIC's contact; MPI_Win_free deregisters. Every flavour (create, allocate, shared, dynamic)
  * passes through gather_info; a dynamic window (size 0, memory attached later without a hook)

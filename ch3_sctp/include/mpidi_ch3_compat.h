@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp and ch3:hybrid: what differs between the MPICH releases the channels build against
  * (4.0.x and 5.0.x). Every MPICH version test of the channels' sources is here, named by the
  * release that made the change. MPICH_NUMVERSION (mpi.h) is major * 10^7 + minor * 10^5 + ... */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: what the channel's own files share. */
 #ifndef MPIDI_CH3_IMPL_H_INCLUDED
 #define MPIDI_CH3_IMPL_H_INCLUDED

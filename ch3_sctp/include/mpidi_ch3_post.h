@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: progress macros. (The eager threshold is CH3's MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE, or
  * MPIR_CVAR_CH3_SCTP_EAGER_MAX when set: ch3_init.c.) */
 #ifndef MPIDI_CH3_POST_H_INCLUDED

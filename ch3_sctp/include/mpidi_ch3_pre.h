@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: channel types that MPICH's device headers embed (VC, request, progress state). */
 #ifndef MPIDI_CH3_PRE_H_INCLUDED
 #define MPIDI_CH3_PRE_H_INCLUDED

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: requests that wait for a peer's answer, listed per VC so that they fail when the peer
  * is lost. CH3 4.0.2 fails only posted receives when a VC dies; a request that has sent its
  * packet and waits for the answer is in no queue CH3 walks, so without this list it would wait

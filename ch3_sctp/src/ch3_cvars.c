@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp configuration as MPICH control variables: every transport setting is a string CVAR
  * MPIR_CVAR_CH3_SCTP_<KEY> (visible and writable through MPI_T before MPI_Init). Unset (NULL)
  * leaves the transport's default or a historical variable (MPICH_SCTP_MULTIHOME_FILE, ...)
@@ -261,7 +262,7 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        path MTU, 0 = the interfaces' MTU minus 28, capped at 65000 (bytes, 0 or 1200..65000). Unset: 0.
+        largest IP packet on a path (link MTU), 0 = each path's MTU from the kernel's route (bytes, 0 or 1200..65536). Unset: 0.
 
     - name        : MPIR_CVAR_CH3_SCTP_SNDBUF
       category    : CH3_SCTP

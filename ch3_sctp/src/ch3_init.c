@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: start-up and shut-down of the channel, business cards, VC and PG hooks. */
 #include "mpidi_ch3_impl.h"
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: which transport peer a VC is, and the reverse, plus the business card in a form
  * PMI can carry ('=' and ';' become '#' and '$'). */
 #include "mpidi_ch3_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: the progress engine is the transport's pipeline; this file adds CH3's completion
  * counting, the thread hand-off (the global lock is released while blocked), VC termination and
  * the process manager's notices of dead processes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp MPI_T performance variables: the paths of each peer's association, so that a user can
  * watch multihoming and failover from inside the job. Each is an array indexed by
  * rank * MPIDI_CH3I_PVAR_PATHS + path, over the ranks of MPI_COMM_WORLD (a spawned or connected

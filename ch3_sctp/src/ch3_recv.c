@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: the transport's receive callbacks drive CH3's packet handlers. A message starts with
  * a fixed-size CH3 packet header unless its VC is still filling a request (a continuation batch);
  * payload goes straight into the request's iov. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: the target side of one-sided operations when an origin dies (the origin side, a
  * target that dies, is ch3_rma_failure.c).
  * CH3 4.0.2 keeps a window's lock as a type and a count of shared holders, and its queue of lock

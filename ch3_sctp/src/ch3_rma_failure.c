@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: one-sided operations with a peer that died. CH3 4.0.2 fails only posted receives when
  * a VC dies; its RMA waits (MPI_Win_flush, MPI_Win_unlock, the end of a fence or PSCW epoch, an
  * Rget) would wait forever for acknowledgements and responses the dead target never sends. So:

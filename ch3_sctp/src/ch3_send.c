@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: the four send entry points. Each CH3 message (packet header plus the data of its first
  * iov) is one transport message; when a request reloads its iov, the next batch follows as a
  * further transport message on the same stream, which the receiver appends to the same request. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ch3:sctp: RMA uses CH3's defaults, which an extension may change (its win_fns and win_hooks);
  * the transport keeps every VC's packets in order. The window hooks also keep the target side's
  * records (ch3_rma_dead_origin.c) and give each window a target entry per rank. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A process outside an MPI job that attacks one of its ranks, knowing only what the network shows:
 // the rank's addresses and ports (its business card without the key, as a hello carries it).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the business-card parser (a card arrives in every hello, from the network).
 //
 // Input: the card text, any bytes.

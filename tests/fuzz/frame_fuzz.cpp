@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the frame codec and the per-stream sequencer.
 //
 // Input: one mode byte, then pseudo-SCTP messages, each [stream u8][length u16 big endian][bytes].

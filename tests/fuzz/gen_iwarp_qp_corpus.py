@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpus of tests/fuzz/iwarp_qp_fuzz.cpp (its script format: see `step` there).
 
     python3 tests/fuzz/gen_iwarp_qp_corpus.py tests/fuzz/iwarp_qp_corpus

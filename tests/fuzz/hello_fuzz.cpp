@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for a hello's payload (src/hello_auth.hpp), the first bytes a new link's
 // opener sends, from anyone on the network.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for what ch3:hybrid makes of the messages a peer sends on its queue pair (PUT
 // headers, ch3_hybrid/include/hy_order.h hy_header_arrival), with the receiver's queue of deferred
 // headers as hy_placed.c keeps it. CH3's PUT handler, which runs an accepted header, is MPICH's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the private data of ch3:hybrid's queue-pair connections
 // (ch3_hybrid/include/hy_proto.h): a connecting peer's identity and contact, from the network.
 //

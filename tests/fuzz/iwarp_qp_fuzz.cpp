@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: one queue pair of the software RNIC driven by a scripted peer over the
 // in-memory LLP of the engine tests (tests/iwarp/unit/mem_llp.hpp), from connection to error.
 //

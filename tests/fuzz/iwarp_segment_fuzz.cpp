@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: decode + validate of one incoming iWARP SCTP message (RFC 5040/5041/5043).
 //
 // Input: a 10-byte prefix that shapes the receiver state, then the SCTP message. Small STag values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the transport's receive state machine (transport_rx.cpp, transport_auth.cpp,
 // reorder.hpp, frame, hello_auth) on a scripted in-memory socket (sctp_socket.hpp) instead of
 // usrsctp, so that every run is deterministic.

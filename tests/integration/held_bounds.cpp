@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a remote can make a process hold is bounded (settings pre_hello_bytes, reorder_bytes): b
 // attacks a through a raw socket of its stack; a must abort that association with an error naming
 // the bound, never hold more than the bound (its byte counts, sctpm_held_stats_get), and still

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Proof of membership on new links (setting auth, hello_auth.hpp): b attacks a through raw
 // sockets of its stack. A stranger without a's card, a replayed exchange, and a second association
 // for an identity already linked are each refused and counted; nothing of theirs is delivered, and

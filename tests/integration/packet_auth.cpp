@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // auth=packet (packet_auth.hpp): every packet carries an SCTP-AUTH HMAC under a key that the link's
 // proof derived; the null key stops being accepted after the switch. Data flows intact (one link,
 // several, both sides opening at once: transport_pair.cpp's TransportLinks tests run with it too),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What auth=packet must have done on a peer's association once its links are proved: the stack
 // sends under a key of the proofs and saw the peer do so, and the null key is gone.
 #pragma once

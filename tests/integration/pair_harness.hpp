@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two-process test harness: usrsctp can be initialised once per process, so every test forks two
 // fresh children (a and b) that each open a transport, swap business cards through pipes and run
 // their role. The parent fails the test on a non-zero exit, a crash, or a hang (timeout). Forking,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A new process on the UDP port of one that has gone (the kernel gives a freed port out again: a
 // process spawned after another disconnected, or a rank started again after it died). Side a stays
 // up; side b starts two processes one after the other on one fixed port, each sending a message to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // sctpm_progress as the channel uses it. A blocked wait releases the caller's lock (on_block, as
 // MPICH's global lock is), so other threads call into the transport while it sleeps in ppoll:
 // ch3:hybrid's first MPI_Win_create watches the completion queue's fd from another thread (run

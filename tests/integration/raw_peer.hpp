@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A second socket in a test process's stack that speaks raw frames to the other side: a stranger
 // or a broken peer. Its association is its own, so the process's transport (the well-behaved peer)
 // can check afterwards that the victim still serves it (exchange_checked). It knows the victim's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The delayed-SACK settings, counted by usrsctp's own statistics in the receiving child (the data
 // is checked byte by byte):
 // - sack_per_read (user-recv-sack-per-gro-read.patch): the receiver acknowledges a UDP GRO read of

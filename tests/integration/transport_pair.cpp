@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two-process tests of the transport: data verified byte for byte, ordering, failures.
 #include <gtest/gtest.h>
 

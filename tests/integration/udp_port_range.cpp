@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // udp_port as a range "A-B": processes of one host that start together take its ports in turn
 // (first free first), and one more than the range holds gets an error naming the range; with
 // udp_port 0 they never choose the same port. Each process has its own usrsctp stack, so each case

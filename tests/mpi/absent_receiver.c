@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A receiver that stays out of MPI for a while must not lose its peer.
  *
  * Rank 0 posts many eager sends (more than the receiver's SCTP receive window holds) to rank 1,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The job that tests/adversary/run attacks: two ranks swap checked messages, and put checked
  * blocks into each other's window (by RDMA on ch3:hybrid with a put threshold of 1), while a
  * process outside the job attacks rank 0. Rank 0 writes its port name (which holds its business card) to

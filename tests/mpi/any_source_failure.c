@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * any_source_failure: receives from MPI_ANY_SOURCE when a rank of their communicator dies. Under
  * MPICH's fault tolerance (MPIR_CVAR_ENABLE_FT=1, the MPIX_* calls), CH3 disables MPI_ANY_SOURCE

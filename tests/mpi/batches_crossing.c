@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A noncontiguous message that CH3 sends in batches (it packs 256 KiB at a time and reloads the
  * request's iov), while rendezvous messages cross it the other way: the sender of the batches
  * answers their requests-to-send with clear-to-sends. The receiver appends every message from a

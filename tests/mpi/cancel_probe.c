@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cancel_probe: MPI_Cancel of receives and sends; MPI_Probe/Iprobe/Mprobe/Improbe/Mrecv/Imrecv.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* chaos_traffic: checked traffic for the chaos runner (tests/vcluster/chaos), which fails and
  * heals rails, switches loss on and off and changes rail rates while this runs.
  *

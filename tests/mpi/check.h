@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Failure reporting shared by the MPI test programs. Define TEST_NAME and declare
  * `static int rank;` before including: a failure prints "<name>: rank N: FAIL (line L): ..."
  * (run-tests looks for it) and aborts the job. */

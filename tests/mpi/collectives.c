@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * collectives: every common collective on MPI_COMM_WORLD and on split/created communicators,
  * results checked element by element; then 200 communicators created, used and freed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * datatypes: noncontiguous derived datatypes sent and received, every element verified.
  *

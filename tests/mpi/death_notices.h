@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the tests in which a rank dies on purpose. Under mpiexec -disable-auto-cleanup, hydra
  * tells the survivors of a death (SIGUSR1 and its list of dead processes), which ch3:sctp reads
  * from MPI_Init on. With DEATH_NOTICES=off in the environment (run-tests' "-assoc" entries), the

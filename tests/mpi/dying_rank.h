@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the tests in which a rank dies on purpose (rma_peer_failure.c, rma_origin_failure.c):
  * they must go on after errors, so a failure is printed and counted ("<TEST_NAME>: FAIL: rank R:
  * what: error"), not fatal, and each call that may hang runs under alarm(), which prints

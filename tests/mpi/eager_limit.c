@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The channel's eager limit (eager_max, MPIR_CVAR_CH3_SCTP_EAGER_MAX) decides how a send travels.
  *
  * Rank 0 starts a send of BYTES to rank 1, which posts its receive only after a second message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Traffic for the failover tests (tests/vcluster/failover): ranks 0 and 1 exchange checksummed
  * messages until rank 0's clock says SECONDS are over, while the test takes rails down and up.
  *

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! fortran: the Fortran 90 bindings (use mpi) over the channel: point-to-point send/receive
 ! (small, and rendezvous-sized), MPI_ANY_TAG order, allreduce, and an RMA fence epoch with a
 ! window on a Fortran array.  The NAS benchmarks reach MPI this way, so the Fortran layer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * large: contiguous messages from 0 B up to 256 MiB (optionally larger), every byte verified.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * order_wildcard: MPI's non-overtaking rule with MPI_ANY_TAG and MPI_ANY_SOURCE.
  *

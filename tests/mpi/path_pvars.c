@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI_T performance variables of ch3:sctp's paths (ch3_pvars.c): found by name with the
  * documented class, type and count (4 per rank of MPI_COMM_WORLD); after every other rank sends
  * rank 0 one MiB, rank 0 reads the path of each sender as active and at least that many bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * peer_failure: a process dies without MPI_Finalize; the survivors' operations with it must
  * fail with an error within a bounded time instead of hanging, and the survivors must still be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* qp_sync_timeout (ch3:hybrid): a queue pair breaks under RDMA puts while its peer lives, and the
  * peer never answers the question that follows (QP_SYNC: which PUT headers did you handle?).
  * The origin must not wait forever: past MPIR_CVAR_CH3_HYBRID_QP_SYNC_TIMEOUT it treats the peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reconnect: MPI_Comm_connect / MPI_Comm_accept / MPI_Comm_disconnect between the same two
  * processes, many times over. Each cycle makes CH3 a temporary VC on both sides (and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * recv_peer_failure: a rank dies while its large message is arriving; the receive already being
  * filled (matched, so in no queue CH3 fails when the VC dies) must return an error instead of

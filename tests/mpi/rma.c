@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma: one-sided communication in every synchronization mode, window contents verified after
  * every epoch, with point-to-point traffic running at the same time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Fetch_and_op and MPI_Compare_and_swap under contention from every other rank, with
  * point-to-point traffic beside, while the target computes outside MPI at first. The window asks
  * for RNIC atomics (ch3:hybrid's info key ch3_hybrid_rnic_atomics; other channels ignore it) with

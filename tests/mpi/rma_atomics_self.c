@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A window's owner applies MPI_Fetch_and_op, MPI_Accumulate and MPI_Compare_and_swap to its own
  * words back to back while every other rank applies its own to the same words (issue 47). MPI
  * makes all of them atomic with each other. CH3 applies the owner's inline, with plain loads and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_blocks: MPI_Put and MPI_Get of contiguous blocks (12 B to 80 KB, so that ch3:hybrid moves
  * them by RDMA Write and RDMA Read) in every synchronization mode, with point-to-point traffic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided operations that complete while the target computes outside MPI (ch3:hybrid, whose
  * RNIC a standby thread runs while the process is out of MPI (the default progress=standby) or a
  * thread of its own (progress=thread), with RDMA thresholds that take every put and get). In each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_origin_failure: an origin dies in the middle of a one-sided epoch with a live target; the
  * target must let the other origins go on (a lock the dead origin held is released) and must not

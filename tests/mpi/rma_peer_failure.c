@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_peer_failure: a window member dies while one-sided operations to it are in flight; the
  * origin's operations with it must end with an error within a bounded time instead of hanging,

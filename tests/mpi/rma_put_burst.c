@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bursts of puts in flight at once, then one flush: the window must hold every put of every
  * origin, in every round. On ch3:hybrid with RDMA thresholds of 1 byte, more puts are in flight
  * to each target than it keeps receives posted for PUT headers on the queue pair (64), so the

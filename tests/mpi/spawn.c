@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spawn: dynamic processes.  MPI_Comm_spawn of this program; MPI_Open_port, MPI_Comm_accept
  * and MPI_Comm_connect between the two halves of MPI_COMM_WORLD; MPI_Comm_join over a TCP

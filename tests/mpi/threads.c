@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * threads: MPI_THREAD_MULTIPLE with several threads per process communicating at once.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The unit tests' way to read an sctpm::Error: its message, for tests of what an error says.
 #pragma once
 #include <string>

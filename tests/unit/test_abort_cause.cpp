@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The ABORT chunk of a COMM_LOST notification becomes a readable reason.
 #include <gtest/gtest.h>
 

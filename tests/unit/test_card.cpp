@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Business card: exact text format, round trip, and an error for every malformed field.
 #include "card.hpp"
 #include "error.hpp"

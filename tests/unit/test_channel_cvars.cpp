@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The channel's MPI_T control variables (ch3_sctp/src/ch3_cvars.c) must name every transport
 // setting, and only those besides the channel's own: a setting added to src/settings.cpp without
 // its CVAR fails here.

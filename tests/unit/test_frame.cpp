@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Frame header codec and the per-stream fragment sequencer.
 #include <gtest/gtest.h>
 

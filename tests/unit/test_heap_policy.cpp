@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // keep_freed_heap(): glibc keeps the freed heap mapped (so that the next message does not fault
 // its pages in again), unless the user set glibc's own malloc controls.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HMAC-SHA-256 against RFC 4231's test cases, and against Python's hmac module at the lengths
 // where SHA-256's padding spills into another block; the link MACs' inputs are bound as documented.
 #include <gtest/gtest.h>

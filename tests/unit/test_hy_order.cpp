@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ch3:hybrid's ordering rules (ch3_hybrid/include/hy_order.h), without MPICH: each rule on its
 // own, then a model of the protocol around them. In the model a sender issues CH3 packets to one
 // peer, control packets on SCTP and PUT headers on the queue pair, under the sender's rules; the

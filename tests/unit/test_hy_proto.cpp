@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The private data of ch3:hybrid's queue-pair connections (ch3_hybrid/include/hy_proto.h): what
 // one side writes the other parses, and every other byte string is refused as malformed or as
 // another version, never read past its length.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Multihome file: lines "hostname ip [ip ...]", comments, IPv6, errors with file and line.
 #include "error.hpp"
 #include "error_of.hpp"

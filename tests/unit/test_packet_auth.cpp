@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // auth=packet's keys, key ids and retire frames (packet_auth.hpp): both sides of a link compute the
 // same id, the two links both sides open at once get different ones, and a retire verifies only
 // for the role that made it.

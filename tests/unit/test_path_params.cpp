@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Path MTU units (path_params.hpp): what usrsctp is told for a link MTU, and what the kernel
 // says a route's MTU is.
 #include <gtest/gtest.h>

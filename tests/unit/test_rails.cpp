@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rails setting: parsing of subnets and interface names, and which local addresses each
 // selects, in rail order, with errors that name the host, the filter and what the host has.
 #include "error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ReorderWindow, and the ordering rule (README.md, "Message order") end to end: stream mapping, frames,
 // per-stream FIFO delivery in any interleaving across streams, reorder per (sender, domain), and
 // MPI_ANY_TAG matching.

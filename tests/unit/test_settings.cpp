@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Settings: defaults, strict parsing per key type, CVAR and historical environment names.
 #include "error.hpp"
 #include "error_of.hpp"

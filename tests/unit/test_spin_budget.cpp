@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The spin of a waiting rank follows the waits it sees (src/spin_budget.hpp).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stream mapping policies and the user hook.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SCTP checksum of the usrsctp we build (tools/patches/usrsctp/crc32c-sse42.patch computes it
 // with the SSE4.2 CRC32 instruction where the CPU has one, in three chains joined at the end for
 // buffers of 384 bytes or more, 3072 at a time where it can, what is left of them in three parts as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Helpers of the virtual-cluster MPI tests tests/vcluster/failover and tests/vcluster/ssh-launch
 # (sourced, never run). The test sets REPO (the repository) before sourcing; this file sets VC,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control connection; see control.hpp.
 #include "control.hpp"
 

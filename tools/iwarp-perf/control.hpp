@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // iwarp-perf's control connection (TCP, beside the measured transports): the client's plan goes
 // to the server, and both sides meet at a barrier before and after every pass, so that buffers
 // are prepared and receives posted before traffic starts, and no send is still in flight when a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // iwarp-perf: perftest-style latency and bandwidth of the software iWARP RNIC (RDMA Write, RDMA
 // Read, Send/Receive through the verbs API) between two processes, with the raw SCTP transport
 // core and kernel TCP measured the same way (sctp-perf's loop, tools/perf/) in the same run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The iWARP measurements of iwarp-perf; see rdma_bench.hpp.
 #include "rdma_bench.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The iWARP side of iwarp-perf, through the verbs API (iwarp_verbs.h): one device, PD, CQ and
 // connected QP per process, one registered buffer [src | dst | ctl], and one pass of a test at one
 // size at a time:

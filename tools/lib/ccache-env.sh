@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # ccache across clones (sourced, never run; needs REPO). Compiles name sources and include
 # directories by absolute path, so a clone of the repository at another path (a CI checkout, a

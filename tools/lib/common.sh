@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Shared by check.sh and quickstart.sh (sourced, never run): the Debian packages the project
 # needs, the autotools build, and a small step runner (progress lines, logs, summary).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Messages and exit statuses shared by the repository's scripts (sourced, never run), so that
 # every script reports the same way. A script names itself, then sources this file:
@@ -27,5 +28,5 @@ say() { printf '%s: %s\n' "$PROG" "$*"; }
 fmt_duration() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # usage_from_header: the --help text, i.e. the running script's comment block after the #! line
-# (up to its first line that is not a comment), without the "# " prefixes.
-usage_from_header() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
+# (up to its first line that is not a comment), without the "# " prefixes and the SPDX line.
+usage_from_header() { awk 'NR > 1 && !/^#/ { exit } NR > 1 && !/SPDX-License-Identifier/ { sub(/^# ?/, ""); print }' "$0"; }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The MPICH installs step of check.sh and quickstart.sh (sourced, never run; after
 # tools/lib/common.sh, whose run_logged, LOG_DIR and TAIL_LINES it uses). MPICH-specific, so

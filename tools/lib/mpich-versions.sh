@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The MPICH versions the channels are built against (sourced, never run).
 #

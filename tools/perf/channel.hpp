@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A message channel between the two benchmark processes, and the ping-pong / streaming schedule
 // both sides follow on it (sctp-perf's measurement, shared with iwarp-perf).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers of the benchmarks; see perf_util.hpp.
 #include "perf_util.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared by the benchmarks in tools/ (sctp-perf, iwarp-perf): fatal errors, the clock, the byte
 // pattern receivers check so that no speed is reported for broken transfers, and the results with
 // their JSON and table output.

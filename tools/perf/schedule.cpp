@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The measurement loop shared by the benchmarks; see channel.hpp.
 #include "channel.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The transport core as a benchmark channel; see sctp_channel.hpp.
 #include "sctp_channel.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The transport core (src/, through its C ABI) as a benchmark channel: one peer, messages placed
 // into one sink buffer (the head copied, the rest placed directly).
 #pragma once

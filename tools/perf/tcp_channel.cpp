@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel TCP as a benchmark channel; see tcp_channel.hpp.
 #include "tcp_channel.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel TCP as a benchmark channel (length-prefixed messages, TCP_NODELAY), and the socket
 // helpers the benchmarks use for it and for their control connections.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel UDP as a benchmark channel; see udp_channel.hpp.
 #include "udp_channel.hpp"
 #include "tcp_channel.hpp" // ipv4_address, bind_any_port

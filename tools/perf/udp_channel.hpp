@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel UDP datagrams as a benchmark channel: one message per datagram, blocking reads. It has
 // no reliability, so it only serves ping-pong latency on loopback, as a floor: a message over the
 // transport crosses the same kernel UDP send and receive (usrsctp's UDP encapsulation), so what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // sctp-perf: latency (ping-pong, one-way µs) and streaming bandwidth (window of 64, MB/s) of the
 // transport core between two processes, with kernel TCP measured the same way in the same run.
 // The channels and the measurement loop are in tools/perf/ (shared with iwarp-perf).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two processes, two usrsctp stacks on 127.0.0.1, one iWARP connection through the C verbs API:
 // every operation at sizes 0 B .. 4 MiB with the data checked byte for byte, chained WRs with
 // SGLs, Send with Invalidate and with Solicited Event, both progress modes, a rejected connection,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One device driven from several threads at once (the verbs API promises that every call may come
 // from any thread), in both progress modes, between two processes: on each side one thread posts
 // receives, one posts Sends (every tenth behind an RDMA Write), two poll the shared CQ, and in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The harness of the two-process iWARP tests: each test forks two children (usrsctp can be
 // started once per process) that exchange ports, addresses and STags through pipes, each with
 // one device, PD, CQ, QP and registered buffer. A child that fails prints why and exits non-zero;

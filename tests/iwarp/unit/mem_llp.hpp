@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An in-memory LLP pair for engine tests: whole messages with a PPID, read in pieces like
 // usrsctp's SOCK_SEQPACKET, optionally held back and released in a scrambled order (what
 // unordered SCTP delivery may do after loss), or with a hook that edits a message in flight.

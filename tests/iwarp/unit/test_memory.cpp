@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PD, memory regions, STag table and the tagged-buffer checks with their exact Terminate codes.
 #include "error.hpp"
 #include "memory.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The RDMAP/DDP engine of two queue pairs joined by an in-memory LLP: every operation with data
 // checked byte for byte, segmentation at a small segment size, scrambled (unordered) delivery,
 // flow control, and the error paths (Terminate sent and received, both QPs in ERR, flushes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DDP Stream Session sequencing (RFC 5043 §6), DDP-SSN windows (§10), IRD/ORD negotiation
 // (RFC 6581), header-first validation, and the CQ's notification rules.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Receiver checks: one row per check with the exact Terminate (layer/type/code, M/D/R), then the
 // segments that must be accepted and where they are placed.
 #include "validate.hpp"

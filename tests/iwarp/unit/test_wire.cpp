@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Wire formats of RFC 5040/5041/5043/6581: exact bytes, round trips, truncation naming the field.
 #include "error.hpp"
 #include "wire.hpp"
