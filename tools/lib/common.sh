@@ -18,6 +18,7 @@ REPO=$PWD source tools/lib/ccache-env.sh
 # gfortran dpkg-dev python3: MPICH build (Fortran bindings, `apt-get source`, its scripts)
 # ccache: faster rebuilds;  iproute2 iptables: virtual cluster;  gnuplot-nox: plots
 # openssh-server openssh-client: the virtual cluster's sshds (tools/vcluster up --ssh) and ssh launches
+# libssl-dev: OpenSSL's libcrypto, HMAC-SHA-256 of our own SCTP engine's state cookie (src/sctp/)
 DEBIAN_PACKAGES=(
     g++ make autoconf automake libtool pkg-config
     libgtest-dev libgmock-dev googletest
@@ -25,6 +26,7 @@ DEBIAN_PACKAGES=(
     gfortran dpkg-dev patch python3
     ccache iproute2 iptables gnuplot-nox
     openssh-server openssh-client
+    libssl-dev
 )
 
 # die, say, fmt_duration; die's messages read "check.sh: error: ...".

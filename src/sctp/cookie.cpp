@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// State Cookie: fixed layout, big-endian fields, HMAC-SHA-256 over the first 64 bytes.
+#include "sctp/cookie.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstring>
+
+#include "sctp/wire.hpp"
+
+namespace sctpm::sctp {
+
+namespace {
+
+constexpr uint8_t kVersion = 1;
+constexpr size_t kBody = 64;
+
+void put64(uint8_t* p, uint64_t v) {
+    wire::put32(p, static_cast<uint32_t>(v >> 32));
+    wire::put32(p + 4, static_cast<uint32_t>(v));
+}
+uint64_t get64(const uint8_t* p) { return static_cast<uint64_t>(wire::get32(p)) << 32 | wire::get32(p + 4); }
+
+void mac(const uint8_t key[kCookieKeySize], const uint8_t* body, uint8_t out[32]) {
+    unsigned int len = 32;
+    HMAC(EVP_sha256(), key, kCookieKeySize, body, kBody, out, &len);
+}
+
+} // namespace
+
+void write_cookie(const CookieData& c, const uint8_t key[kCookieKeySize], uint8_t out[kCookieSize]) {
+    std::memset(out, 0, kBody);
+    out[0] = kVersion;
+    put64(out + 4, static_cast<uint64_t>(c.created));
+    put64(out + 12, static_cast<uint64_t>(c.lifetime));
+    wire::put32(out + 20, c.local_tag);
+    wire::put32(out + 24, c.peer_tag);
+    wire::put32(out + 28, c.local_tie_tag);
+    wire::put32(out + 32, c.peer_tie_tag);
+    wire::put32(out + 36, c.local_tsn);
+    wire::put32(out + 40, c.peer_tsn);
+    wire::put32(out + 44, c.peer_rwnd);
+    wire::put16(out + 48, c.outbound_streams);
+    wire::put16(out + 50, c.inbound_streams);
+    wire::put16(out + 52, c.local_port);
+    wire::put16(out + 54, c.peer_port);
+    mac(key, out, out + kBody);
+}
+
+const char* read_cookie(const uint8_t* p, size_t n, const uint8_t key[kCookieKeySize], CookieData& c) {
+    if (n != kCookieSize)
+        return "State Cookie of the wrong size";
+    if (p[0] != kVersion)
+        return "State Cookie of an unknown version";
+    uint8_t want[32];
+    mac(key, p, want);
+    if (CRYPTO_memcmp(want, p + kBody, 32) != 0)
+        return "State Cookie signature mismatch";
+    c.created = static_cast<Time>(get64(p + 4));
+    c.lifetime = static_cast<Time>(get64(p + 12));
+    c.local_tag = wire::get32(p + 20);
+    c.peer_tag = wire::get32(p + 24);
+    c.local_tie_tag = wire::get32(p + 28);
+    c.peer_tie_tag = wire::get32(p + 32);
+    c.local_tsn = wire::get32(p + 36);
+    c.peer_tsn = wire::get32(p + 40);
+    c.peer_rwnd = wire::get32(p + 44);
+    c.outbound_streams = wire::get16(p + 48);
+    c.inbound_streams = wire::get16(p + 50);
+    c.local_port = wire::get16(p + 52);
+    c.peer_port = wire::get16(p + 54);
+    return nullptr;
+}
+
+} // namespace sctpm::sctp

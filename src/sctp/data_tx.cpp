@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The data sender (RFC 9260 §6.1, §6.2.1, §6.3, §7): the send buffer (messages copied once, then
+// chunked as packets are built), SACK processing (cumulative and gap acknowledgements, the
+// peer's rwnd), RTT measurement and RTO (§6.3.1), congestion control (slow start, congestion
+// avoidance, partial_bytes_acked, fast recovery), fast retransmit on three miss indications
+// with the HTNA rule (§7.2.4), and the T3-rtx timer (§6.3.2, §6.3.3).
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "sctp/impl.hpp"
+
+namespace sctpm::sctp {
+
+using namespace wire;
+
+int Endpoint::Impl::send(Assoc* a, uint16_t stream, const iovec* iov, int iovcnt, bool unordered, uint32_t ppid,
+                         Time now) {
+    if (a->state >= AssocState::shutdown_pending)
+        return -ESHUTDOWN;
+    if (stream >= (a->was_up ? a->os : cfg.outbound_streams))
+        return -EINVAL;
+    if (iovcnt < 0 || (iovcnt > 0 && iov == nullptr))
+        return -EINVAL;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; ++i)
+        len += iov[i].iov_len;
+    if (len == 0)
+        return -EINVAL;
+    if (len > cfg.send_buffer || len > 0xffffffffu)
+        return -EMSGSIZE;
+    if (a->queued + len > cfg.send_buffer) {
+        a->blocked_want = std::max(a->blocked_want, len);
+        return -EWOULDBLOCK;
+    }
+    uint32_t idx;
+    if (!a->free_msgs.empty()) {
+        idx = a->free_msgs.back();
+        a->free_msgs.pop_back();
+    } else {
+        idx = static_cast<uint32_t>(a->msgs.size());
+        a->msgs.emplace_back();
+    }
+    OutMsg& m = a->msgs[idx];
+    m.size = static_cast<uint32_t>(len);
+    if (len <= kSmallMsg) {
+        size_t off = 0;
+        for (int i = 0; i < iovcnt; ++i) {
+            if (iov[i].iov_len)
+                std::memcpy(m.small + off, iov[i].iov_base, iov[i].iov_len);
+            off += iov[i].iov_len;
+        }
+    } else {
+        m.data = pool.get(len);
+        for (int i = 0; i < iovcnt; ++i) {
+            const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+            m.data.insert(m.data.end(), p, p + iov[i].iov_len);
+        }
+    }
+    m.ppid = ppid;
+    m.stream = stream;
+    m.unordered = unordered;
+    m.ssn = unordered ? 0 : a->next_ssn[stream]++;
+    m.chunked = 0;
+    m.refs = 0;
+    a->queue.push_back(idx);
+    a->queued += len;
+    if (a->flight == 0)
+        a->burst = 0; // a new transmit opportunity (Max.Burst counts from here)
+    // Idle (§7.2.1): after an RTO without sending, cwnd decays to max(cwnd/2, 4 MTU) per RTO.
+    if (a->flight == 0 && a->state == AssocState::established && now - a->last_data_sent > a->rto) {
+        uint32_t floor = 4 * a->mtu;
+        for (Time t = a->last_data_sent + a->rto; t < now && a->cwnd > floor; t += a->rto)
+            a->cwnd = std::max(a->cwnd / 2, floor);
+    }
+    mark_ready(a);
+    return 0;
+}
+
+void Endpoint::Impl::release(Assoc* a, TxChunk& c) {
+    OutMsg& m = a->msgs[c.msg];
+    a->queued -= c.len;
+    if (--m.refs == 0 && m.chunked == m.size) {
+        if (m.size > kSmallMsg)
+            pool.put(std::move(m.data));
+        a->free_msgs.push_back(c.msg);
+    }
+}
+
+void Endpoint::Impl::rtt_sample(Assoc* a, Time r) {
+    // §6.3.1 with alpha 1/8, beta 1/4; RTTVAR never below the clock granularity (1 µs here).
+    if (a->srtt == 0) {
+        a->srtt = r;
+        a->rttvar = r / 2;
+    } else {
+        Time diff = a->srtt > r ? a->srtt - r : r - a->srtt;
+        a->rttvar = a->rttvar - a->rttvar / 4 + diff / 4;
+        a->srtt = a->srtt - a->srtt / 8 + r / 8;
+    }
+    if (a->rttvar < 1)
+        a->rttvar = 1;
+    a->rto = std::clamp(a->srtt + 4 * a->rttvar, cfg.rto_min, cfg.rto_max);
+}
+
+bool Endpoint::Impl::ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done) {
+    bool advanced = false;
+    while (!a->out.empty() && tsn_le(a->tx_base, cum)) {
+        TxChunk& c = a->out.front();
+        if (c.state != ChunkState::acked)
+            bytes += c.len;
+        if (c.state == ChunkState::in_flight)
+            a->flight -= c.len;
+        else if (c.state == ChunkState::rtx)
+            --a->rtx_count;
+        if (a->timing && a->rtt_tsn == a->tx_base) {
+            a->timing = false;
+            if (!c.retransmitted && !rtt_done) {
+                rtt_sample(a, now - a->rtt_sent);
+                rtt_done = true;
+            }
+        }
+        release(a, c);
+        a->out.pop_front();
+        ++a->tx_base;
+        advanced = true;
+    }
+    return advanced;
+}
+
+void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
+    if (a->state < AssocState::established)
+        return;
+    ++a->counters.sacks_received;
+    uint32_t cum = s.cum_tsn;
+    if (tsn_lt(cum, a->tx_base - 1))
+        return; // older than what we know (§6.2.1 D i): reordered, ignore
+    if (tsn_ge(cum, a->next_tsn)) {
+        violation(a, "SACK acknowledges a TSN that was never sent");
+        return;
+    }
+    uint32_t flight_before = a->flight;
+    uint32_t bytes = 0;
+    bool rtt_done = false;
+    bool advanced = ack_cum(a, cum, now, bytes, rtt_done);
+
+    // Gap blocks: mark newly acknowledged chunks; remember the highest newly acknowledged TSN.
+    bool htna_set = advanced;
+    uint32_t htna = cum;
+    for (size_t i = 0; i < s.gap_count; ++i) {
+        uint32_t start = cum + s.gap_start(i), end = cum + s.gap_end(i);
+        if (s.gap_start(i) == 0 || s.gap_end(i) < s.gap_start(i) || tsn_ge(end, a->next_tsn))
+            continue; // malformed block: ignore it
+        for (uint32_t t = start; tsn_le(t, end); ++t) {
+            TxChunk& c = a->out[t - a->tx_base];
+            if (c.state == ChunkState::acked)
+                continue;
+            if (c.state == ChunkState::in_flight)
+                a->flight -= c.len;
+            else
+                --a->rtx_count;
+            c.state = ChunkState::acked;
+            bytes += c.len;
+            if (a->timing && a->rtt_tsn == t) {
+                a->timing = false;
+                if (!c.retransmitted && !rtt_done) {
+                    rtt_sample(a, now - a->rtt_sent);
+                    rtt_done = true;
+                }
+            }
+            if (!htna_set || tsn_gt(t, htna)) {
+                htna = t;
+                htna_set = true;
+            }
+        }
+    }
+
+    // Miss indications (§7.2.4, HTNA): chunks below the highest newly acknowledged TSN that are
+    // still missing; the third one sends the chunk by fast retransmit.
+    if (s.gap_count > 0 && htna_set) {
+        bool marked = false;
+        for (uint32_t t = a->tx_base; tsn_lt(t, htna); ++t) {
+            TxChunk& c = a->out[t - a->tx_base];
+            if (c.state != ChunkState::in_flight || c.fast_rtx_done)
+                continue;
+            if (++c.misses >= 3) {
+                c.state = ChunkState::rtx;
+                c.fast_rtx = true;
+                c.fast_rtx_done = true;
+                a->flight -= c.len;
+                ++a->rtx_count;
+                ++a->counters.fast_retransmits;
+                if (a->timing && a->rtt_tsn == t)
+                    a->timing = false;
+                marked = true;
+            }
+        }
+        if (marked && !a->fast_recovery) {
+            a->ssthresh = std::max(a->cwnd / 2, 4 * a->mtu);
+            a->cwnd = a->ssthresh;
+            a->pba = 0;
+            a->fast_recovery = true;
+            a->recovery_exit = a->next_tsn - 1;
+        }
+    }
+    if (a->fast_recovery && (a->out.empty() || tsn_ge(cum, a->recovery_exit)))
+        a->fast_recovery = false;
+
+    // The peer's window (§6.2.1): what it offers minus what is still in flight.
+    a->peer_rwnd = s.a_rwnd > a->flight ? s.a_rwnd - a->flight : 0;
+
+    // cwnd (§7.2.1, §7.2.2): only when the cumulative ack advanced and not in fast recovery.
+    if (advanced && !a->fast_recovery) {
+        if (a->cwnd <= a->ssthresh) {
+            if (flight_before + a->mtu > a->cwnd) // the window was in use
+                a->cwnd += std::min(bytes, a->mtu);
+        } else {
+            a->pba += bytes;
+            if (a->pba >= a->cwnd && flight_before + a->mtu > a->cwnd) {
+                a->pba -= a->cwnd;
+                a->cwnd += a->mtu;
+            }
+        }
+    }
+    // A SACK that advances, or that answers a zero-window probe, shows the peer is alive: the
+    // probes do not count as errors (§6.1).
+    if (advanced || s.a_rwnd == 0)
+        a->errors = 0;
+    a->burst = 0;
+    // T3-rtx (§6.3.2 R2, R3). It runs while anything is not cumulatively acknowledged, gap-acked
+    // chunks included: a receiver may renege on those (§6.2), and T3 is what recovers them.
+    if (a->out.empty()) {
+        a->t3 = kNever;
+        a->pba = 0;
+    } else if (advanced) {
+        a->t3 = now + a->rto;
+        arm(a);
+    }
+    after_acks(a, now);
+}
+
+void Endpoint::Impl::after_acks(Assoc* a, Time now) {
+    if (a->blocked_want && a->queued + a->blocked_want <= cfg.send_buffer) {
+        a->blocked_want = 0;
+        PendingEvent& e = events.emplace_back_reuse();
+        e.type = EventType::send_space;
+        e.assoc = a->id;
+        e.data.clear();
+        e.reason.clear();
+    }
+    if (a->rtx_count || !a->queue.empty())
+        mark_ready(a);
+    maybe_finish_shutdown(a, now);
+}
+
+void Endpoint::Impl::on_t3(Assoc* a, Time now) {
+    a->t3 = kNever;
+    if (a->out.empty())
+        return;
+    ++a->counters.t3_expiries;
+    if (++a->errors > cfg.max_retransmits) {
+        send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, 0, nullptr, 0);
+        end_assoc(a, EventType::assoc_lost,
+                  "T3-rtx expired " + std::to_string(a->errors) + " times in a row (peer unreachable)");
+        return;
+    }
+    // §6.3.3 E1-E3, §7.2.3: back off, collapse cwnd, resend everything not acknowledged.
+    a->ssthresh = std::max(a->cwnd / 2, 4 * a->mtu);
+    a->cwnd = a->mtu;
+    a->pba = 0;
+    a->fast_recovery = false;
+    a->rto = std::min(a->rto * 2, cfg.rto_max);
+    for (size_t i = 0; i < a->out.size(); ++i) {
+        TxChunk& c = a->out[i];
+        if (c.state == ChunkState::in_flight) {
+            c.state = ChunkState::rtx;
+            ++a->rtx_count;
+        }
+        c.fast_rtx = false;
+    }
+    if (a->rtx_count == 0) {
+        // Everything left was gap-acknowledged a whole RTO ago and never cumulatively: the peer
+        // reneged (dropped them); send them again.
+        for (size_t i = 0; i < a->out.size(); ++i) {
+            TxChunk& c = a->out[i];
+            if (c.state == ChunkState::acked) {
+                c.state = ChunkState::rtx;
+                ++a->rtx_count;
+            }
+        }
+    }
+    a->flight = 0;
+    a->timing = false;
+    a->burst = 0;
+    a->t3 = now + a->rto;
+    mark_ready(a);
+}
+
+} // namespace sctpm::sctp
