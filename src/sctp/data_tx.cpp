@@ -208,14 +208,19 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
     // The peer's window (§6.2.1): what it offers minus what is still in flight.
     a->peer_rwnd = s.a_rwnd > a->flight ? s.a_rwnd - a->flight : 0;
 
-    // cwnd (§7.2.1, §7.2.2): only when the cumulative ack advanced and not in fast recovery.
+    // cwnd (§7.2.1, §7.2.2): only when the cumulative ack advanced and not in fast recovery, and
+    // only while the window was in use. Max.Burst stopping the sender with data still queued
+    // counts as in use: otherwise a SACK per burst (sack_per_read, GRO batches) pins cwnd at
+    // about one burst above the flight, whatever the path could carry.
+    const bool burst_limited = cfg.max_burst != 0 && a->burst >= cfg.max_burst && !a->queue.empty();
+    const bool in_use = flight_before + a->mtu > a->cwnd || burst_limited;
     if (advanced && !a->fast_recovery) {
         if (a->cwnd <= a->ssthresh) {
-            if (flight_before + a->mtu > a->cwnd) // the window was in use
+            if (in_use)
                 a->cwnd += std::min(bytes, a->mtu);
         } else {
             a->pba += bytes;
-            if (a->pba >= a->cwnd && flight_before + a->mtu > a->cwnd) {
+            if (a->pba >= a->cwnd && in_use) {
                 a->pba -= a->cwnd;
                 a->cwnd += a->mtu;
             }

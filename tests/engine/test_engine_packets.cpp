@@ -420,6 +420,21 @@ TEST(EngineSender, SlowStartGrowsByAtMostOneMtuPerSack) {
     EXPECT_FALSE(data_since(p, mark).empty());
 }
 
+// Max.Burst (4 here), not cwnd, stops the sender after each SACK: the window still counts as in
+// use, so slow start goes on (it stopped at one burst above the flight: 4380 + 1472).
+TEST(EngineSender, SlowStartGoesOnWhenMaxBurstStopsTheSender) {
+    Peer p;
+    size_t mark = sender_setup(p, 60, 1000);
+    for (int round = 0; round < 5; ++round) {
+        auto sent = data_since(p, mark);
+        ASSERT_EQ(sent.size(), 4u) << "round " << round;
+        mark = p.out.size();
+        p.now += 1'000;
+        p.send_chunks({{kSack, 0, sack_value(sent.back().tsn, 1 << 20)}});
+    }
+    EXPECT_EQ(p.ep->info(p.id)->cwnd, 4380u + 5 * 1472u);
+}
+
 TEST(EngineSender, FastRetransmitOnTheThirdMissIndication) {
     Peer p;
     sender_setup(p, 10, 1000);
