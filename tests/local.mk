@@ -48,7 +48,8 @@ TESTS += tests/interop_tests
 check_PROGRAMS += tests/engine_tests
 tests_engine_tests_SOURCES = tests/unit/test_engine_wire.cpp \
 	tests/engine/sim.hpp tests/engine/traffic.hpp tests/engine/scripted_peer.hpp \
-	tests/engine/test_engine_packets.cpp tests/engine/test_engine_sim.cpp
+	tests/engine/test_engine_packets.cpp tests/engine/test_engine_sim.cpp \
+	tests/engine/test_engine_multihoming.cpp
 tests_engine_tests_LDADD = src/sctp/libsctpengine.la $(CRYPTO_LIBS) -lgtest -lgtest_main
 TESTS += tests/engine_tests
 # The engine's own cost per 1-byte round trip (for callgrind; built, not run, by make check).
@@ -118,7 +119,7 @@ SCTP_ENGINE_FUZZ_FILES = $(top_srcdir)/tests/fuzz/sctp_packet_fuzz.cpp \
 	$(top_srcdir)/src/sctp/address.cpp $(top_srcdir)/src/sctp/crc32c.cpp $(top_srcdir)/src/sctp/wire.cpp \
 	$(top_srcdir)/src/sctp/cookie.cpp $(top_srcdir)/src/sctp/endpoint.cpp $(top_srcdir)/src/sctp/handshake.cpp \
 	$(top_srcdir)/src/sctp/data_rx.cpp $(top_srcdir)/src/sctp/data_tx.cpp $(top_srcdir)/src/sctp/output.cpp \
-	$(top_srcdir)/src/sctp/shutdown.cpp
+	$(top_srcdir)/src/sctp/shutdown.cpp $(top_srcdir)/src/sctp/path.cpp
 fuzz/sctp_packet_fuzz: $(SCTP_ENGINE_FUZZ_FILES) $(top_srcdir)/src/sctp/engine.hpp $(top_srcdir)/src/sctp/impl.hpp \
 		$(top_srcdir)/src/sctp/wire.hpp $(top_srcdir)/src/sctp/ring.hpp $(top_srcdir)/src/sctp/cookie.hpp \
 		$(top_srcdir)/src/sctp/crc32c.hpp

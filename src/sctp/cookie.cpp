@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// State Cookie: fixed layout, big-endian fields, HMAC-SHA-256 over the first 64 bytes.
+// State Cookie: fixed layout, big-endian fields, HMAC-SHA-256 over the first 96 bytes.
 #include "sctp/cookie.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "sctp/wire.hpp"
@@ -15,7 +16,7 @@ namespace sctpm::sctp {
 namespace {
 
 constexpr uint8_t kVersion = 1;
-constexpr size_t kBody = 64;
+constexpr size_t kBody = 96;
 
 void put64(uint8_t* p, uint64_t v) {
     wire::put32(p, static_cast<uint32_t>(v >> 32));
@@ -46,6 +47,8 @@ void write_cookie(const CookieData& c, const uint8_t key[kCookieKeySize], uint8_
     wire::put16(out + 50, c.inbound_streams);
     wire::put16(out + 52, c.local_port);
     wire::put16(out + 54, c.peer_port);
+    out[56] = static_cast<uint8_t>(std::min<size_t>(c.addr_count, CookieData::kMaxAddresses));
+    std::memcpy(out + 60, c.addrs, sizeof c.addrs);
     mac(key, out, out + kBody);
 }
 
@@ -71,6 +74,8 @@ const char* read_cookie(const uint8_t* p, size_t n, const uint8_t key[kCookieKey
     c.inbound_streams = wire::get16(p + 50);
     c.local_port = wire::get16(p + 52);
     c.peer_port = wire::get16(p + 54);
+    c.addr_count = static_cast<uint8_t>(std::min<size_t>(p[56], CookieData::kMaxAddresses));
+    std::memcpy(c.addrs, p + 60, sizeof c.addrs);
     return nullptr;
 }
 

@@ -25,10 +25,14 @@ struct CookieData {
     uint16_t inbound_streams = 0;  // min(our MIS, the peer's OS)
     uint16_t local_port = 0;
     uint16_t peer_port = 0;
+    // The peer's IPv4 addresses from its INIT's address parameters (§5.1.2), network order.
+    static constexpr size_t kMaxAddresses = 8;
+    uint8_t addr_count = 0;
+    uint8_t addrs[kMaxAddresses][4] = {};
 };
 
 constexpr size_t kCookieKeySize = 32;
-constexpr size_t kCookieSize = 64 + 32; // fields (padded) + HMAC-SHA-256
+constexpr size_t kCookieSize = 96 + 32; // fields (padded) + HMAC-SHA-256
 
 // Writes the signed cookie (kCookieSize bytes).
 void write_cookie(const CookieData& c, const uint8_t key[kCookieKeySize], uint8_t out[kCookieSize]);

@@ -194,7 +194,7 @@ void Endpoint::Impl::on_data(Assoc* a, const DataChunk& d, bool& immediate) {
         b.open_chunk(kError, 0);
         b.put_tlv(kInvalidStream, v, 4);
         b.close_chunk();
-        queue_raw(a->peer, a->local, buf, b.finish());
+        queue_raw(a->cur->addr, a->cur->local, buf, b.finish());
         c.flags |= kDiscard;
     }
     if (off == 1) {
@@ -355,7 +355,7 @@ void Endpoint::Impl::after_data_packet(Assoc* a, bool immediate, size_t packet_l
         a->sack_due = true;
         if (a->state == AssocState::shutdown_sent) {
             a->shutdown_due = true; // §9.2: every SACK in SHUTDOWN-SENT goes with a SHUTDOWN
-            a->t2 = now + a->rto;
+            a->t2 = now + a->cur->rto;
         }
         mark_ready(a);
         return;

@@ -68,10 +68,10 @@ int Endpoint::Impl::send(Assoc* a, uint16_t stream, const iovec* iov, int iovcnt
     if (a->flight == 0)
         a->burst = 0; // a new transmit opportunity (Max.Burst counts from here)
     // Idle (§7.2.1): after an RTO without sending, cwnd decays to max(cwnd/2, 4 MTU) per RTO.
-    if (a->flight == 0 && a->state == AssocState::established && now - a->last_data_sent > a->rto) {
+    if (a->flight == 0 && a->state == AssocState::established && now - a->last_data_sent > a->cur->rto) {
         uint32_t floor = 4 * a->mtu;
-        for (Time t = a->last_data_sent + a->rto; t < now && a->cwnd > floor; t += a->rto)
-            a->cwnd = std::max(a->cwnd / 2, floor);
+        for (Time t = a->last_data_sent + a->cur->rto; t < now && a->cur->cwnd > floor; t += a->cur->rto)
+            a->cur->cwnd = std::max(a->cur->cwnd / 2, floor);
     }
     mark_ready(a);
     return 0;
@@ -87,35 +87,39 @@ void Endpoint::Impl::release(Assoc* a, TxChunk& c) {
     }
 }
 
-void Endpoint::Impl::rtt_sample(Assoc* a, Time r) {
+void Endpoint::Impl::rtt_sample(Path* p, Time r) {
     // §6.3.1 with alpha 1/8, beta 1/4; RTTVAR never below the clock granularity (1 µs here).
-    if (a->srtt == 0) {
-        a->srtt = r;
-        a->rttvar = r / 2;
+    if (p->srtt == 0) {
+        p->srtt = r;
+        p->rttvar = r / 2;
     } else {
-        Time diff = a->srtt > r ? a->srtt - r : r - a->srtt;
-        a->rttvar = a->rttvar - a->rttvar / 4 + diff / 4;
-        a->srtt = a->srtt - a->srtt / 8 + r / 8;
+        Time diff = p->srtt > r ? p->srtt - r : r - p->srtt;
+        p->rttvar = p->rttvar - p->rttvar / 4 + diff / 4;
+        p->srtt = p->srtt - p->srtt / 8 + r / 8;
     }
-    if (a->rttvar < 1)
-        a->rttvar = 1;
-    a->rto = std::clamp(a->srtt + 4 * a->rttvar, cfg.rto_min, cfg.rto_max);
+    if (p->rttvar < 1)
+        p->rttvar = 1;
+    p->rto = std::clamp(p->srtt + 4 * p->rttvar, cfg.rto_min, cfg.rto_max);
 }
 
 bool Endpoint::Impl::ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done) {
     bool advanced = false;
     while (!a->out.empty() && tsn_le(a->tx_base, cum)) {
         TxChunk& c = a->out.front();
-        if (c.state != ChunkState::acked)
+        if (c.state != ChunkState::acked) {
             bytes += c.len;
-        if (c.state == ChunkState::in_flight)
+            a->acked_paths |= 1u << c.path;
+        }
+        if (c.state == ChunkState::in_flight) {
             a->flight -= c.len;
+            a->paths[c.path].flight -= c.len;
+        }
         else if (c.state == ChunkState::rtx)
             --a->rtx_count;
         if (a->timing && a->rtt_tsn == a->tx_base) {
             a->timing = false;
             if (!c.retransmitted && !rtt_done) {
-                rtt_sample(a, now - a->rtt_sent);
+                rtt_sample(a->rtt_path, now - a->rtt_sent);
                 rtt_done = true;
             }
         }
@@ -138,7 +142,7 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
         violation(a, "SACK acknowledges a TSN that was never sent");
         return;
     }
-    uint32_t flight_before = a->flight;
+    uint32_t flight_before = a->cur->flight; // congestion control is the current path's
     uint32_t bytes = 0;
     bool rtt_done = false;
     bool advanced = ack_cum(a, cum, now, bytes, rtt_done);
@@ -154,16 +158,19 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
             TxChunk& c = a->out[t - a->tx_base];
             if (c.state == ChunkState::acked)
                 continue;
-            if (c.state == ChunkState::in_flight)
+            if (c.state == ChunkState::in_flight) {
                 a->flight -= c.len;
+                a->paths[c.path].flight -= c.len;
+            }
             else
                 --a->rtx_count;
             c.state = ChunkState::acked;
             bytes += c.len;
+            a->acked_paths |= 1u << c.path;
             if (a->timing && a->rtt_tsn == t) {
                 a->timing = false;
                 if (!c.retransmitted && !rtt_done) {
-                    rtt_sample(a, now - a->rtt_sent);
+                    rtt_sample(a->rtt_path, now - a->rtt_sent);
                     rtt_done = true;
                 }
             }
@@ -187,6 +194,7 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
                 c.fast_rtx = true;
                 c.fast_rtx_done = true;
                 a->flight -= c.len;
+                a->paths[c.path].flight -= c.len;
                 ++a->rtx_count;
                 ++a->counters.fast_retransmits;
                 if (a->timing && a->rtt_tsn == t)
@@ -195,9 +203,9 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
             }
         }
         if (marked && !a->fast_recovery) {
-            a->ssthresh = std::max(a->cwnd / 2, 4 * a->mtu);
-            a->cwnd = a->ssthresh;
-            a->pba = 0;
+            a->cur->ssthresh = std::max(a->cur->cwnd / 2, 4 * a->mtu);
+            a->cur->cwnd = a->cur->ssthresh;
+            a->cur->pba = 0;
             a->fast_recovery = true;
             a->recovery_exit = a->next_tsn - 1;
         }
@@ -213,16 +221,16 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
     // counts as in use: otherwise a SACK per burst (sack_per_read, GRO batches) pins cwnd at
     // about one burst above the flight, whatever the path could carry.
     const bool burst_limited = cfg.max_burst != 0 && a->burst >= cfg.max_burst && !a->queue.empty();
-    const bool in_use = flight_before + a->mtu > a->cwnd || burst_limited;
+    const bool in_use = flight_before + a->mtu > a->cur->cwnd || burst_limited;
     if (advanced && !a->fast_recovery) {
-        if (a->cwnd <= a->ssthresh) {
+        if (a->cur->cwnd <= a->cur->ssthresh) {
             if (in_use)
-                a->cwnd += std::min(bytes, a->mtu);
+                a->cur->cwnd += std::min(bytes, a->mtu);
         } else {
-            a->pba += bytes;
-            if (a->pba >= a->cwnd && in_use) {
-                a->pba -= a->cwnd;
-                a->cwnd += a->mtu;
+            a->cur->pba += bytes;
+            if (a->cur->pba >= a->cur->cwnd && in_use) {
+                a->cur->pba -= a->cur->cwnd;
+                a->cur->cwnd += a->mtu;
             }
         }
     }
@@ -230,14 +238,25 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
     // probes do not count as errors (§6.1).
     if (advanced || s.a_rwnd == 0)
         a->errors = 0;
+    // The paths whose data was acknowledged work (§8.3); a PF or inactive one comes back.
+    const uint32_t cur_bit = 1u << a->cur->index;
+    if (a->acked_paths == cur_bit && a->cur->errors == 0 && a->cur->state == PathState::active) {
+        a->acked_paths = 0; // the common case: the current path, healthy
+    } else if (a->acked_paths != 0) {
+        uint32_t mask = a->acked_paths;
+        a->acked_paths = 0;
+        for (uint32_t i = 0; mask != 0; ++i, mask >>= 1)
+            if ((mask & 1) && (a->paths[i].errors != 0 || a->paths[i].state != PathState::active))
+                path_alive(a, &a->paths[i]);
+    }
     a->burst = 0;
     // T3-rtx (§6.3.2 R2, R3). It runs while anything is not cumulatively acknowledged, gap-acked
     // chunks included: a receiver may renege on those (§6.2), and T3 is what recovers them.
     if (a->out.empty()) {
         a->t3 = kNever;
-        a->pba = 0;
+        a->cur->pba = 0;
     } else if (advanced) {
-        a->t3 = now + a->rto;
+        a->t3 = now + a->cur->rto;
         arm(a);
     }
     after_acks(a, now);
@@ -262,18 +281,22 @@ void Endpoint::Impl::on_t3(Assoc* a, Time now) {
     if (a->out.empty())
         return;
     ++a->counters.t3_expiries;
-    if (++a->errors > cfg.max_retransmits) {
-        send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, 0, nullptr, 0);
-        end_assoc(a, EventType::assoc_lost,
-                  "T3-rtx expired " + std::to_string(a->errors) + " times in a row (peer unreachable)");
-        return;
-    }
-    // §6.3.3 E1-E3, §7.2.3: back off, collapse cwnd, resend everything not acknowledged.
-    a->ssthresh = std::max(a->cwnd / 2, 4 * a->mtu);
-    a->cwnd = a->mtu;
-    a->pba = 0;
+    // The error belongs to the path the oldest outstanding chunk went to.
+    Path* p = a->cur;
+    for (size_t i = 0; i < a->out.size(); ++i)
+        if (a->out[i].state == ChunkState::in_flight) {
+            p = &a->paths[a->out[i].path];
+            break;
+        }
+    // §6.3.3 E1-E3, §7.2.3: back off, collapse that path's cwnd, resend everything not
+    // acknowledged (to another active path when this one turned PF or inactive, §6.4).
+    p->ssthresh = std::max(p->cwnd / 2, 4 * a->mtu);
+    p->cwnd = a->mtu;
+    p->pba = 0;
     a->fast_recovery = false;
-    a->rto = std::min(a->rto * 2, cfg.rto_max);
+    p->rto = std::min(p->rto * 2, cfg.rto_max);
+    if (!path_timeout(a, p, now, true))
+        return;
     for (size_t i = 0; i < a->out.size(); ++i) {
         TxChunk& c = a->out[i];
         if (c.state == ChunkState::in_flight) {
@@ -294,9 +317,11 @@ void Endpoint::Impl::on_t3(Assoc* a, Time now) {
         }
     }
     a->flight = 0;
+    for (Path& q : a->paths)
+        q.flight = 0;
     a->timing = false;
     a->burst = 0;
-    a->t3 = now + a->rto;
+    a->t3 = now + a->cur->rto;
     mark_ready(a);
 }
 

@@ -24,12 +24,6 @@ PeerKey peer_key(const Address& ip, uint16_t sctp_port) {
     return k;
 }
 
-bool same_ip(const Address& a, const Address& b) {
-    if (a.family != b.family)
-        return false;
-    return std::memcmp(a.ip, b.ip, a.family == AF_INET ? 4 : 16) == 0;
-}
-
 } // namespace
 
 // ---- helpers of the API's types ------------------------------------------------------------------
@@ -58,6 +52,7 @@ const char* to_string(EventType t) {
     case EventType::shutdown_complete: return "shutdown_complete";
     case EventType::assoc_lost: return "assoc_lost";
     case EventType::cant_start: return "cant_start";
+    case EventType::path_change: return "path_change";
     }
     return "?";
 }
@@ -132,20 +127,16 @@ Assoc* Endpoint::Impl::create_assoc(const Address& peer, uint16_t peer_port, uin
     a->slot = slot;
     a->id = make_id(slot, gens[slot]);
     a->local_tag = local_tag;
-    a->peer = peer;
     a->peer_port = peer_port;
     a->mtu = cfg.mtu;
-    a->rto = cfg.rto_initial;
     a->os = cfg.outbound_streams;
     a->is = cfg.inbound_streams;
     a->next_ssn.assign(cfg.outbound_streams, 0);
     a->initial_tsn = random32();
     a->next_tsn = a->tx_base = a->initial_tsn;
-    // Initial cwnd (§7.2.1): min(4 MTU, max(2 MTU, 4380)).
-    uint32_t m = a->mtu;
-    a->cwnd = std::min(4 * m, std::max(2 * m, 4380u));
-    a->ssthresh = cfg.rwnd;
     a->peer_rwnd = cfg.rwnd;
+    a->paths.reserve(kMaxPaths);
+    a->cur = add_path(a.get(), peer, true, now);
     a->map.resize(64);
     a->last_adv = cfg.rwnd;
     a->last_data_sent = now;
@@ -164,9 +155,11 @@ void Endpoint::Impl::remove(Assoc* a) {
     auto t = by_tag.find(a->local_tag);
     if (t != by_tag.end() && t->second == a)
         by_tag.erase(t);
-    auto k = by_peer.find(peer_key(a->peer, a->peer_port));
-    if (k != by_peer.end() && k->second == a)
-        by_peer.erase(k);
+    for (const Path& pa : a->paths) {
+        auto k = by_peer.find(peer_key(pa.addr, a->peer_port));
+        if (k != by_peer.end() && k->second == a)
+            by_peer.erase(k);
+    }
     for (auto& m : a->msgs)
         if (m.data.capacity())
             pool.put(std::move(m.data));
@@ -184,7 +177,7 @@ void Endpoint::Impl::end_assoc(Assoc* a, EventType type, std::string reason) {
     e.type = type;
     e.assoc = a->id;
     e.data.clear();
-    e.peer = a->peer;
+    e.peer = a->cur->addr;
     e.reason = std::move(reason);
     remove(a);
 }
@@ -194,7 +187,7 @@ void Endpoint::Impl::up_event(Assoc* a, EventType type) {
     e.type = type;
     e.assoc = a->id;
     e.data.clear();
-    e.peer = a->peer;
+    e.peer = a->cur->addr;
     e.outbound_streams = a->os;
     e.inbound_streams = a->is;
     e.reason.clear();
@@ -208,7 +201,7 @@ void Endpoint::Impl::mark_ready(Assoc* a) {
 }
 
 void Endpoint::Impl::arm(Assoc* a) {
-    Time t = std::min(std::min(a->t1, a->t2), std::min(a->t3, a->t_sack));
+    Time t = std::min(std::min(std::min(a->t1, a->t2), std::min(a->t3, a->t_sack)), a->t_hb);
     if (t < a->armed_at) {
         a->armed_at = t;
         timers.push(TimerEntry{t, a->slot, a->id});
@@ -245,7 +238,7 @@ void Endpoint::Impl::violation(Assoc* a, const char* what) {
     if (a->dead)
         return;
     if (a->peer_tag != 0)
-        send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, kProtocolViolation, what, std::strlen(what));
+        send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, kProtocolViolation, what, std::strlen(what));
     end_assoc(a, a->was_up ? EventType::assoc_lost : EventType::cant_start,
               std::string("protocol violation by the peer: ") + what);
 }
@@ -374,11 +367,16 @@ void Endpoint::Impl::process(const Address& from, const Address& to, const uint8
             return;
         }
     }
-    // RFC 6951: replies go to the UDP port the peer's packets come from.
-    if (a->peer.port != from.port && same_ip(a->peer, from))
-        a->peer.port = from.port;
-    if (to.is_set())
-        a->local = to;
+    // Packets from any of the peer's addresses belong to it (the tag decided). RFC 6951: replies
+    // go to the UDP port the peer's packets come from, one port for all its addresses.
+    Path* pa = path_of(a, from);
+    if (pa != nullptr) {
+        if (pa->addr.port != from.port)
+            for (Path& q : a->paths)
+                q.addr.port = from.port;
+        if (to.is_set())
+            pa->local = to;
+    }
 
     bool data_seen = false, immediate = false;
     do {
@@ -389,7 +387,7 @@ void Endpoint::Impl::process(const Address& from, const Address& to, const uint8
                 if (why == kNoUserDataReason) {
                     uint8_t tsn[4];
                     put32(tsn, d.tsn);
-                    send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, kNoUserData, tsn, 4);
+                    send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, kNoUserData, tsn, 4);
                     end_assoc(a, a->was_up ? EventType::assoc_lost : EventType::cant_start,
                               "the peer sent a DATA chunk without user data (aborted)");
                 } else {
@@ -429,11 +427,13 @@ void Endpoint::Impl::process(const Address& from, const Address& to, const uint8
                 b.open_chunk(kHeartbeatAck, 0);
                 b.put_bytes(info.p, info.n);
                 b.close_chunk();
-                queue_raw(a->peer, a->local, buf, b.finish());
+                queue_raw(from, to, buf, b.finish()); // §8.3: to the HEARTBEAT's source, known or not
             }
             break;
         }
         case kHeartbeatAck:
+            on_heartbeat_ack(a, c, now);
+            break;
         case kEcne:
         case kCwr:
         case kCookieEcho: // only meaningful first in its packet
@@ -467,8 +467,10 @@ void Endpoint::Impl::process(const Address& from, const Address& to, const uint8
         if (a->dead)
             return;
     } while (it.next(c));
-    if (data_seen)
+    if (data_seen) {
+        a->reply = pa;
         after_data_packet(a, immediate, n, now);
+    }
 }
 
 // ---- Endpoint API ----------------------------------------------------------------------------------
@@ -479,7 +481,8 @@ const Config& Endpoint::config() const { return impl_->cfg; }
 
 void Endpoint::receive(const Address& from, const Address& to, const uint8_t* bytes, size_t len, Time now) {
     impl_->process(from, to, bytes, len, now);
-    impl_->graveyard.clear();
+    if (!impl_->graveyard.empty())
+        impl_->graveyard.clear();
 }
 
 void Endpoint::end_of_batch(Time) {
@@ -520,6 +523,8 @@ void Endpoint::handle_timeout(Time now) {
         }
         if (!a->dead && a->t2 <= now)
             m.on_t2(a, now);
+        if (!a->dead && a->t_hb <= now)
+            m.on_hb_timer(a, now);
         if (!a->dead)
             m.arm(a);
     }
@@ -547,8 +552,13 @@ AssocId Endpoint::connect(std::span<const Address> remotes, uint16_t remote_port
     Assoc* a = m.create_assoc(*to, remote_port, m.random_tag(), now);
     if (a == nullptr)
         return kNoAssoc;
+    // The other addresses the caller gave are paths too, unconfirmed until a heartbeat comes
+    // back (§5.4: only the one the INIT went to is confirmed by the handshake).
+    for (const Address& r : remotes)
+        if (r.is_set() && &r != to)
+            m.add_path(a, r, false, now);
     a->init_due = true;
-    a->t1 = now + a->rto;
+    a->t1 = now + a->cur->rto;
     m.arm(a);
     m.mark_ready(a);
     return a->id;
@@ -564,7 +574,8 @@ int Endpoint::send(AssocId id, uint16_t stream, const iovec* iov, int iovcnt, bo
 
 std::optional<Transmit> Endpoint::poll_transmit(uint8_t* buf, size_t cap, size_t max_segments, Time now) {
     auto r = impl_->poll_transmit(buf, cap, max_segments, now);
-    impl_->graveyard.clear();
+    if (!impl_->graveyard.empty())
+        impl_->graveyard.clear();
     return r;
 }
 
@@ -604,6 +615,8 @@ bool Endpoint::poll_event(Event& ev) {
     ev.outbound_streams = p.outbound_streams;
     ev.inbound_streams = p.inbound_streams;
     ev.reason = std::move(p.reason);
+    ev.path_address = p.path;
+    ev.path_state = p.path_state;
     m.events.pop_front();
     return true;
 }
@@ -629,20 +642,48 @@ std::optional<AssocInfo> Endpoint::info(AssocId id) const {
         return std::nullopt;
     AssocInfo i = a->counters;
     i.state = a->state;
-    i.peer = a->peer;
+    i.peer = a->cur->addr;
     i.peer_port = a->peer_port;
     i.outbound_streams = a->os;
     i.inbound_streams = a->is;
     i.mtu = a->mtu;
-    i.cwnd = a->cwnd;
-    i.ssthresh = a->ssthresh;
+    i.cwnd = a->cur->cwnd;
+    i.ssthresh = a->cur->ssthresh;
     i.flight_size = a->flight;
     i.peer_rwnd = a->peer_rwnd;
-    i.rto = a->rto;
-    i.srtt = a->srtt;
+    i.rto = a->cur->rto;
+    i.srtt = a->cur->srtt;
     i.send_queued = a->queued;
+    i.paths.reserve(a->paths.size());
+    for (size_t k = 0; k < a->paths.size(); ++k) {
+        const Path& pa = a->paths[k];
+        PathInfo pi;
+        pi.address = pa.addr;
+        pi.state = pa.state;
+        pi.primary = k == a->primary;
+        pi.current = &pa == a->cur;
+        pi.srtt = pa.srtt;
+        pi.rto = pa.rto;
+        pi.cwnd = pa.cwnd;
+        pi.ssthresh = pa.ssthresh;
+        pi.flight_size = pa.flight;
+        pi.errors = pa.errors;
+        i.paths.push_back(pi);
+    }
     i.recv_held = a->held;
     return i;
+}
+
+int Endpoint::set_primary(AssocId id, const Address& primary, Time) {
+    Assoc* a = impl_->find(id);
+    if (a == nullptr)
+        return -ENOTCONN;
+    Path* p = impl_->path_of(a, primary);
+    if (p == nullptr)
+        return -EINVAL;
+    a->primary = static_cast<uint32_t>(p - a->paths.data());
+    impl_->select_path(a);
+    return 0;
 }
 
 const EndpointStats& Endpoint::stats() const { return impl_->stats; }

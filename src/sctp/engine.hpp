@@ -17,10 +17,13 @@
 // Nothing calls back into the caller. Times are microseconds on the caller's monotonic clock.
 // Randomness (verification tags, initial TSNs, the cookie secret) comes from a caller-supplied
 // source, so a simulation replays exactly from its seed.
+// Multihoming: an association knows every address of its peer (connect()'s remotes, the INIT /
+// INIT-ACK address parameters, the packet's source); each is a path with its own state, error
+// count, RTO and cwnd, probed by HEARTBEATs; data goes to the primary path while it is active,
+// else to another active one (failover), and returns when the primary answers again.
 //
-// Slice (issue 48 item 5) limits: one path per association (the first remote address; the
-// others are ignored; address parameters of INIT/INIT-ACK are not sent and those received are
-// ignored), no heartbeats sent (received HEARTBEATs are answered), no path MTU discovery
+// Limits: IPv4 address parameters only (IPv6 ones are ignored), at most 8 paths, failover but
+// no CMT (new data goes to one path at a time), no path MTU discovery
 // (send_failed() only counts), no SCTP-AUTH, no PR-SCTP, no ASCONF, no I-DATA. Delivery: whole
 // messages, in order per stream; a gap holds back only its own stream (a message above it goes
 // out once whole and next in its stream), unordered messages go out once whole. Later work
@@ -37,6 +40,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace sctpm::sctp {
 
@@ -109,10 +113,49 @@ struct Config {
     // count against the receive window (so a message larger than rwnd still arrives); this bounds
     // it instead. A larger one aborts the association (Protocol Violation).
     size_t max_message = 64u << 20;
+
+    // ---- multihoming (RFC 9260 §5.1.2, §5.4, §6.4, §8; RFC 7829) ----
+    // Our own addresses, listed as IPv4 Address parameters in our INIT / INIT-ACK so the peer
+    // can reach us on each (IPv4 only; ports are ignored). Empty: none listed (the peer knows
+    // only the address our packets come from).
+    std::vector<Address> local_addresses;
+    // HB.interval: an idle or inactive path is probed this often (plus its RTO and a jitter of
+    // +-RTO/2); potentially-failed and unconfirmed paths are probed every RTO. 0: no heartbeats
+    // at all (learned addresses then stay unconfirmed and carry no data).
+    Time heartbeat_interval = 30'000'000;
+    uint32_t path_max_retransmits = 5; // Path.Max.Retrans: errors above this make a path inactive
+    // PotentiallyFailed.Max.Retrans (RFC 7829): errors above this make an active path
+    // potentially failed (no new data goes there). 0: PF at the first timeout (RFC 7829's
+    // recommendation); >= path_max_retransmits: no PF state. A single path never turns PF (there
+    // is nowhere else to send).
+    uint32_t pf_max_retransmits = 0;
+};
+
+// The state of one path (one peer transport address) of an association.
+enum class PathState : uint8_t {
+    active,             // carries data
+    potentially_failed, // RFC 7829: timed out (errors > pf_max_retransmits); probed every RTO
+    inactive,           // errors > path_max_retransmits; probed every HB.interval
+    unconfirmed,        // learned, never answered a HEARTBEAT (RFC 9260 §5.4); no data
+};
+
+const char* to_string(PathState s);
+
+// One path in AssocInfo.
+struct PathInfo {
+    Address address;
+    PathState state = PathState::active;
+    bool primary = false; // the primary path (first address, or set_primary())
+    bool current = false; // where new data goes now
+    Time srtt = 0, rto = 0;
+    uint32_t cwnd = 0, ssthresh = 0;
+    uint32_t flight_size = 0; // bytes in flight last sent on this path
+    uint32_t errors = 0;
 };
 
 // Fills n bytes with randomness. Called from the Endpoint's constructor and from connect() and
-// INIT handling (tags, initial TSNs), never elsewhere. Production: getrandom(); tests: a seeded PRNG.
+// INIT handling (tags, initial TSNs), and once when heartbeats first start (at the first
+// association's establishment: the seed of heartbeat nonces and jitter), never elsewhere. Production: getrandom(); tests: a seeded PRNG.
 using RandomSource = std::function<void(uint8_t*, size_t)>;
 // A deterministic source (xoshiro256**-style PRNG seeded from `seed`), for simulations.
 RandomSource seeded_random(uint64_t seed);
@@ -138,6 +181,7 @@ enum class EventType : uint8_t {
     assoc_lost,        // ABORT received or sent, or retransmissions exhausted; the id is dead
     cant_start,        // connect() failed (INIT/COOKIE-ECHO retransmits exhausted, ABORT during
                        // setup, stale cookies); the id is dead
+    path_change,       // a path of `assoc` changed state: `path_address`, `path_state`
 };
 
 const char* to_string(EventType t);
@@ -158,6 +202,9 @@ struct Event {
     // shutdown_complete / assoc_lost / cant_start: what happened, for a person to read
     // (e.g. "peer sent ABORT: User-Initiated Abort: \"rank 3 exits\"", "T3-rtx expired 11 times").
     std::string reason;
+    // path_change: the peer's address whose path changed, and its new state.
+    Address path_address;
+    PathState path_state = PathState::active;
 };
 
 enum class AssocState : uint8_t {
@@ -185,6 +232,8 @@ struct AssocInfo {
     size_t recv_held = 0;   // bytes received and not yet handed out by poll_event()
     uint64_t data_packets_sent = 0, retransmitted_chunks = 0, fast_retransmits = 0, t3_expiries = 0;
     uint64_t sacks_sent = 0, sacks_received = 0;
+    // Every path to the peer (the fields above about one path describe the current one).
+    std::vector<PathInfo> paths;
 };
 
 // Counters of the endpoint as a whole (packets that reached no association are counted here).
@@ -229,8 +278,9 @@ public:
     // big for the route). The slice only counts it; later: lowers the path MTU.
     void send_failed(const Address& to, int error, Time now);
 
-    // Starts an association to the peer whose addresses (IP + UDP port) are `remotes` (the slice
-    // uses the first) and whose SCTP port is `remote_port`. Returns its id; kNoAssoc when no
+    // Starts an association to the peer whose addresses (IP + UDP port) are `remotes` (the INIT
+    // goes to the first, and its retransmissions to the next ones in turn; the others are paths
+    // too: probed, unconfirmed until they answer) and whose SCTP port is `remote_port`. Returns its id; kNoAssoc when no
     // address is usable. If an association with that peer (address, SCTP port) already exists
     // its id is returned. The id is reported by an assoc_up (or cant_start) event later; if the
     // peer connects to us at the same moment, both attempts become this one association.
@@ -250,6 +300,10 @@ public:
     // ABORT now with a User-Initiated Abort cause carrying `reason`; an assoc_lost event follows
     // locally too. -ENOTCONN for an unknown id.
     int abort(AssocId id, const std::string& reason, Time now);
+
+    // Makes `primary` (one of the peer's known addresses; the port is ignored) the primary
+    // path: data goes there whenever it is active. 0, -ENOTCONN unknown id, -EINVAL unknown address.
+    int set_primary(AssocId id, const Address& primary, Time now);
 
     // ---- outputs ---------------------------------------------------------------------------
     // Writes the next burst into buf[0..cap) and describes it; nullopt when nothing is to be sent

@@ -34,6 +34,7 @@ void Endpoint::Impl::write_init(PacketBuilder& b, Assoc* a) {
         put32(v, a->cookie_preservative);
         b.put_tlv(kCookiePreservative, v, 4);
     }
+    add_init_addresses(b);
     b.close_chunk();
 }
 
@@ -72,6 +73,9 @@ void Endpoint::Impl::on_init(const Address& from, const Address& to, const Commo
     ck.inbound_streams = std::min(cfg.inbound_streams, in.outbound_streams);
     ck.local_port = cfg.local_port;
     ck.peer_port = h.src_port;
+    // §5.1.2: the INIT's addresses become paths once the cookie comes back.
+    ck.addr_count = static_cast<uint8_t>(std::min<size_t>(in.ipv4_addresses, CookieData::kMaxAddresses));
+    std::memcpy(ck.addrs, in.ipv4, sizeof(ck.addrs[0]) * ck.addr_count);
     if (a == nullptr) {
         ck.local_tag = random_tag();
         ck.local_tsn = random32();
@@ -105,6 +109,7 @@ void Endpoint::Impl::on_init(const Address& from, const Address& to, const Commo
     b.put16(cfg.inbound_streams);
     b.put32(ck.local_tsn);
     b.put_tlv(kStateCookie, cookie, sizeof cookie);
+    add_init_addresses(b);
     // Parameters whose type asks for a report go back as Unrecognized Parameter (§3.3.3),
     // as many as fit.
     for (size_t i = 0; i < in.unrecognized_count; ++i)
@@ -124,7 +129,7 @@ void Endpoint::Impl::on_init_ack(Assoc* a, const Chunk& c, Time now) {
     }
     if (in.tag == 0 || in.outbound_streams == 0 || in.inbound_streams == 0) {
         if (in.tag != 0)
-            send_abort(a->peer, a->local, a->peer_port, in.tag, false, kInvalidMandatoryParam, nullptr, 0);
+            send_abort(a->cur->addr, a->cur->local, a->peer_port, in.tag, false, kInvalidMandatoryParam, nullptr, 0);
         end_assoc(a, EventType::cant_start, "INIT-ACK with a zero Initiate Tag or zero streams");
         return;
     }
@@ -132,17 +137,27 @@ void Endpoint::Impl::on_init_ack(Assoc* a, const Chunk& c, Time now) {
         uint8_t v[6];
         put32(v, 1);
         put16(v + 4, kStateCookie);
-        send_abort(a->peer, a->local, a->peer_port, in.tag, false, kMissingMandatoryParam, v, sizeof v);
+        send_abort(a->cur->addr, a->cur->local, a->peer_port, in.tag, false, kMissingMandatoryParam, v, sizeof v);
         end_assoc(a, EventType::cant_start, "INIT-ACK without a State Cookie");
         return;
     }
     a->peer_tag = in.tag;
     a->cum = a->highest = in.initial_tsn - 1;
-    a->peer_rwnd = a->ssthresh = in.a_rwnd;
+    a->peer_rwnd = in.a_rwnd;
+    for (Path& q : a->paths)
+        q.ssthresh = in.a_rwnd; // §7.2.1: the initial ssthresh is the peer's window, on every path
     a->os = std::min(cfg.outbound_streams, in.inbound_streams);
     a->is = std::min(cfg.inbound_streams, in.outbound_streams);
     a->cookie.assign(in.cookie.p, in.cookie.p + in.cookie.n);
     a->cookie_error.clear();
+    // §5.1.2: the INIT-ACK's addresses are paths (unconfirmed), with the peer's one UDP port.
+    for (size_t i = 0; i < std::min<size_t>(in.ipv4_addresses, InitChunk::kMaxAddresses); ++i) {
+        Address ad;
+        ad.family = AF_INET;
+        ad.port = a->cur->addr.port;
+        std::memcpy(ad.ip, in.ipv4[i], 4);
+        add_path(a, ad, false, now);
+    }
     if (in.unrecognized_count > 0) {
         // An ERROR chunk with an Unrecognized Parameters cause rides behind COOKIE-ECHO.
         uint8_t buf[1024];
@@ -168,20 +183,21 @@ void Endpoint::Impl::on_init_ack(Assoc* a, const Chunk& c, Time now) {
     a->state = AssocState::cookie_echoed;
     a->cookie_echo_due = true;
     a->init_tries = 0;
-    a->t1 = now + a->rto;
+    a->t1 = now + a->cur->rto;
     arm(a);
     mark_ready(a);
 }
 
 void Endpoint::Impl::establish(Assoc* a, const CookieData& ck, Time now) {
-    (void)now;
     a->peer_tag = ck.peer_tag;
     if (a->out.empty()) {
         a->initial_tsn = ck.local_tsn;
         a->next_tsn = a->tx_base = ck.local_tsn;
     }
     a->cum = a->highest = ck.peer_tsn - 1;
-    a->peer_rwnd = a->ssthresh = ck.peer_rwnd;
+    a->peer_rwnd = ck.peer_rwnd;
+    for (Path& q : a->paths)
+        q.ssthresh = ck.peer_rwnd; // §7.2.1: the initial ssthresh is the peer's window, on every path
     a->os = ck.outbound_streams;
     a->is = ck.inbound_streams;
     a->state = AssocState::established;
@@ -193,6 +209,7 @@ void Endpoint::Impl::establish(Assoc* a, const CookieData& ck, Time now) {
         a->was_up = true;
         up_event(a, EventType::assoc_up);
     }
+    start_heartbeats(a, now);
     mark_ready(a);
 }
 
@@ -238,7 +255,14 @@ Assoc* Endpoint::Impl::on_cookie_echo(Assoc* a, const Address& from, const Addre
         a = create_assoc(from, h.src_port, ck.local_tag, now);
         if (a == nullptr)
             return nullptr;
-        a->local = to;
+        a->cur->local = to;
+        for (size_t i = 0; i < ck.addr_count; ++i) {
+            Address ad;
+            ad.family = AF_INET;
+            ad.port = from.port;
+            std::memcpy(ad.ip, ck.addrs[i], 4);
+            add_path(a, ad, false, now);
+        }
         establish(a, ck, now);
         a->cookie_ack_due = true;
         return a;
@@ -293,6 +317,8 @@ Assoc* Endpoint::Impl::on_cookie_echo(Assoc* a, const Address& from, const Addre
         a->queue.clear();
         a->out.clear();
         a->queued = a->flight = a->rtx_count = 0;
+        for (Path& q : a->paths)
+            q.flight = 0;
         std::fill(a->next_ssn.begin(), a->next_ssn.end(), 0);
         for (auto& s : a->map)
             s.present = s.delivered = false;
@@ -305,8 +331,8 @@ Assoc* Endpoint::Impl::on_cookie_echo(Assoc* a, const Address& from, const Addre
         a->held = 0; // data events already queued stay; their bytes no longer count
         a->errors = 0;
         uint32_t m = a->mtu;
-        a->cwnd = std::min(4 * m, std::max(2 * m, 4380u));
-        a->pba = 0;
+        a->cur->cwnd = std::min(4 * m, std::max(2 * m, 4380u));
+        a->cur->pba = 0;
         a->state = AssocState::cookie_wait; // establish() takes it from here
         bool up = a->was_up;
         a->was_up = true;
@@ -329,11 +355,11 @@ void Endpoint::Impl::on_cookie_ack(Assoc* a, Time now) {
     a->cookie_error.clear();
     a->cookie_echo_due = false;
     a->init_tries = 0;
-    (void)now;
     if (!a->was_up) {
         a->was_up = true;
         up_event(a, EventType::assoc_up);
     }
+    start_heartbeats(a, now);
     mark_ready(a);
 }
 
@@ -355,7 +381,7 @@ void Endpoint::Impl::on_error(Assoc* a, const Chunk& c, Time now) {
             a->cookie_error.clear();
             a->cookie_echo_due = false;
             a->init_due = true;
-            a->t1 = now + a->rto;
+            a->t1 = now + a->cur->rto;
             arm(a);
             mark_ready(a);
             return;
@@ -373,12 +399,18 @@ void Endpoint::Impl::on_t1(Assoc* a, Time now) {
                       std::to_string(a->init_tries) + " times without an answer");
         return;
     }
-    a->rto = std::min(a->rto * 2, cfg.rto_max);
+    a->cur->rto = std::min(a->cur->rto * 2, cfg.rto_max);
+    // §6.4: retransmit to another of the peer's addresses when it has several (connect()'s).
+    if (a->paths.size() > 1) {
+        Time rto = a->cur->rto;
+        a->cur = &a->paths[(a->cur - a->paths.data() + 1) % a->paths.size()];
+        a->cur->rto = std::max(a->cur->rto, rto); // the backoff is the handshake's, not a path's
+    }
     if (a->state == AssocState::cookie_wait)
         a->init_due = true;
     else
         a->cookie_echo_due = true;
-    a->t1 = now + a->rto;
+    a->t1 = now + a->cur->rto;
     mark_ready(a);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <queue>
 #include <string>
@@ -101,6 +102,7 @@ struct TxChunk {
     bool fast_rtx_done = false;
     bool retransmitted = false;
     bool fast_rtx = false; // marked by fast retransmit (may go out ignoring cwnd, once)
+    uint8_t path = 0;      // index in Assoc::paths of the path it was last sent on
 };
 
 // One received DATA chunk held above the cumulative TSN (out of order).
@@ -128,6 +130,8 @@ struct PendingEvent {
     Address peer;
     uint16_t outbound_streams = 0, inbound_streams = 0;
     std::string reason;
+    Address path;
+    PathState path_state = PathState::active;
 };
 
 // A whole packet made outside an association's output (stateless INIT-ACK, ABORT, HEARTBEAT-ACK,
@@ -138,6 +142,27 @@ struct RawPacket {
 };
 constexpr size_t kMaxRaw = 256;
 
+// At most this many paths per association (addresses beyond it are ignored); Assoc::paths never
+// grows past it, so pointers to its elements stay valid.
+constexpr size_t kMaxPaths = 8;
+
+// One destination transport address of the peer (RFC 9260 §8.2, §8.3, §7.2: RTO and congestion
+// control are per destination).
+struct Path {
+    Address addr;  // the peer's IP and UDP port
+    Address local; // our address the peer's packets on this path arrive at (AF_UNSPEC: any)
+    uint8_t index = 0; // in Assoc::paths
+    PathState state = PathState::active;
+    uint32_t errors = 0;      // consecutive timeouts (T3 of data sent here, unanswered heartbeats)
+    Time rto = 0, srtt = 0, rttvar = 0;
+    uint32_t cwnd = 0, ssthresh = 0, pba = 0;
+    uint32_t flight = 0;      // bytes in flight last sent here (cwnd limits it)
+    Time last_sent = 0;       // data or a heartbeat last went here (the idle test)
+    Time t_hb = kNever;       // next heartbeat, or the outstanding one's RTO expiry
+    bool hb_out = false;      // a heartbeat is outstanding
+    uint64_t hb_nonce = 0;
+};
+
 struct Assoc {
     AssocId id = kNoAssoc;
     uint32_t slot = 0;
@@ -147,8 +172,13 @@ struct Assoc {
 
     uint32_t local_tag = 0, peer_tag = 0;
     uint16_t peer_port = 0;
-    Address peer;  // where packets go (IP + the peer's UDP port)
-    Address local; // the address the peer sent to
+    // Paths: cur is where data and control chunks go (the primary unless it failed); kept as a
+    // pointer so the per-packet path needs no lookup.
+    std::vector<Path> paths; // reserved to kMaxPaths
+    Path* cur = nullptr;
+    Path* reply = nullptr;   // where the last DATA came from: SACK-only packets go there (§6.4)
+    uint32_t primary = 0;
+    Time t_hb = kNever;      // the earliest Path::t_hb
     uint16_t os = 0, is = 0; // negotiated outbound / inbound streams
     uint32_t mtu = 0;
 
@@ -173,16 +203,17 @@ struct Assoc {
     size_t blocked_want = 0;    // a refused send's size: send_space when that much is free
     uint32_t flight = 0;        // bytes in flight
     uint32_t rtx_count = 0;     // chunks marked for retransmission
-    uint32_t cwnd = 0, ssthresh = 0, pba = 0, peer_rwnd = 0;
+    uint32_t peer_rwnd = 0;
     bool fast_recovery = false;
     uint32_t recovery_exit = 0;
     uint32_t burst = 0;         // new-data packets since the last SACK (Max.Burst)
-    Time rto = 0, srtt = 0, rttvar = 0;
     bool timing = false;        // an RTT measurement is running on rtt_tsn
+    Path* rtt_path = nullptr;   // ... on this path
     uint32_t rtt_tsn = 0;
     Time rtt_sent = 0;
     Time t3 = kNever;
-    uint32_t errors = 0;        // consecutive T3 / T2 expiries (Association.Max.Retrans)
+    uint32_t errors = 0;        // association error count (§8.1): timeouts on any path
+    uint32_t acked_paths = 0;   // bit i: a chunk last sent on paths[i] was acknowledged (on_sack)
     Time last_data_sent = 0;
 
     // Receiver (§6.2, §6.7).
@@ -236,6 +267,8 @@ struct Endpoint::Impl {
     Config cfg;
     RandomSource random;
     uint8_t secret[kCookieKeySize] = {};
+    uint64_t hb_rng = 0;         // heartbeat nonces and jitter (seeded at the first heartbeat)
+    bool hb_rng_seeded = false;
 
     std::vector<std::unique_ptr<Assoc>> slots;
     std::vector<uint32_t> gens;
@@ -280,6 +313,34 @@ struct Endpoint::Impl {
     void violation(Assoc* a, const char* what); // ABORT with Protocol Violation, assoc_lost
     void drop(const char* why, uint64_t& counter);
 
+    // path.cpp: paths, heartbeats, failover
+    Path* add_path(Assoc* a, const Address& addr, bool confirmed, Time now);
+    // The path of the peer's address `from` (IP only), nullptr if unknown; O(1) when it is the
+    // current path (every packet asks).
+    Path* path_of(Assoc* a, const Address& from) const {
+        if (a->cur != nullptr && from.family == AF_INET && a->cur->addr.family == AF_INET) {
+            uint32_t x, y;
+            std::memcpy(&x, from.ip, 4);
+            std::memcpy(&y, a->cur->addr.ip, 4);
+            if (x == y)
+                return a->cur;
+        }
+        return path_lookup(a, from);
+    }
+    Path* path_lookup(Assoc* a, const Address& from) const;
+    void select_path(Assoc* a);                          // cur = primary, or another active path
+    void set_path_state(Assoc* a, Path* p, PathState s);  // with a path_change event
+    bool path_timeout(Assoc* a, Path* p, Time now, bool t3); // an error on p; false: the assoc ended
+    void path_alive(Assoc* a, Path* p);                  // p answered (SACK of its data, HB-ACK)
+    void start_heartbeats(Assoc* a, Time now);           // the association came up
+    void on_hb_timer(Assoc* a, Time now);
+    void on_heartbeat_ack(Assoc* a, const wire::Chunk& c, Time now);
+    void send_heartbeat(Assoc* a, Path* p, Time now);
+    void rearm_hb(Assoc* a);
+    uint64_t hb_random();
+    Time hb_next(const Path& p, Time now);               // when an idle path is probed next
+    void add_init_addresses(wire::PacketBuilder& b);     // our addresses in INIT / INIT-ACK
+
     // handshake.cpp
     void on_init(const Address& from, const Address& to, const wire::CommonHeader& h, const wire::Chunk& c,
                  Time now);
@@ -312,7 +373,7 @@ struct Endpoint::Impl {
     void on_sack(Assoc* a, const wire::SackChunk& s, Time now);
     bool ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done); // true: advanced
     void release(Assoc* a, TxChunk& c);
-    void rtt_sample(Assoc* a, Time r);
+    void rtt_sample(Path* p, Time r);
     void on_t3(Assoc* a, Time now);
     void after_acks(Assoc* a, Time now);
     bool all_acked(const Assoc* a) const { return a->out.empty() && a->queue.empty(); }

@@ -10,7 +10,8 @@ src_sctp_libsctpengine_la_SOURCES = \
 	src/sctp/ring.hpp src/sctp/impl.hpp \
 	src/sctp/endpoint.cpp src/sctp/handshake.cpp \
 	src/sctp/data_rx.cpp src/sctp/data_tx.cpp \
-	src/sctp/output.cpp src/sctp/shutdown.cpp
+	src/sctp/output.cpp src/sctp/shutdown.cpp \
+	src/sctp/path.cpp
 src_sctp_libsctpengine_la_LIBADD = $(CRYPTO_LIBS)
 # The UDP I/O the progress engine owns (recvmmsg + GRO, sendmsg + GSO) and the driver loop that
 # glues an Endpoint to it (issue 48 item 2; maintained by the I/O's author, keep these lines).

@@ -32,7 +32,7 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
                 continue;
             // After T3 (cwnd = 1 MTU) only what fits one packet goes (§6.3.3 E3): a retransmission
             // must fit in cwnd, unless nothing is in flight.
-            if (!c.fast_rtx && a->flight > 0 && a->flight + c.len > a->cwnd)
+            if (!c.fast_rtx && a->cur->flight > 0 && a->cur->flight + c.len > a->cur->cwnd)
                 return any;
             if (pad4(kDataHeaderSize + c.len) > b.room())
                 return any;
@@ -43,11 +43,13 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
             c.retransmitted = true;
             c.fast_rtx = false;
             c.misses = 0;
+            c.path = a->cur->index;
             --a->rtx_count;
             a->flight += c.len;
+            a->cur->flight += c.len;
             ++a->counters.retransmitted_chunks;
             if (i == 0 || a->t3 == kNever) { // §6.3.2 R4 / R1
-                a->t3 = now + a->rto;
+                a->t3 = now + a->cur->rto;
                 arm(a);
             }
             any = true;
@@ -56,7 +58,7 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
             return any;
     }
     size_t full_payload = (a->mtu - kCommonHeaderSize - kDataHeaderSize) & ~size_t{3};
-    while (!a->queue.empty() && a->flight < a->cwnd) {
+    while (!a->queue.empty() && a->cur->flight < a->cur->cwnd) {
         OutMsg& m = a->msgs[a->queue.front()];
         size_t remaining = m.size - m.chunked;
         size_t room = b.room() & ~size_t{3};
@@ -91,20 +93,23 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
         c.state = ChunkState::in_flight;
         c.misses = 0;
         c.fast_rtx_done = c.retransmitted = c.fast_rtx = false;
+        c.path = a->cur->index;
         m.chunked += static_cast<uint32_t>(len);
         ++m.refs;
         if (m.chunked == m.size)
             a->queue.pop_front();
         ++a->next_tsn;
         a->flight += static_cast<uint32_t>(len);
+        a->cur->flight += static_cast<uint32_t>(len);
         a->peer_rwnd -= std::min<uint32_t>(a->peer_rwnd, static_cast<uint32_t>(len));
         if (!a->timing) {
             a->timing = true;
+            a->rtt_path = a->cur;
             a->rtt_tsn = tsn;
             a->rtt_sent = now;
         }
         if (a->t3 == kNever) {
-            a->t3 = now + a->rto;
+            a->t3 = now + a->cur->rto;
             arm(a);
         }
         sent_new = any = true;
@@ -120,7 +125,7 @@ static bool has_output(const Assoc* a, const Config& cfg) {
         return true;
     bool data_state = a->state == AssocState::established || a->state == AssocState::shutdown_pending ||
                       a->state == AssocState::shutdown_received;
-    return data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->flight < a->cwnd &&
+    return data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->cur->flight < a->cur->cwnd &&
                                                (cfg.max_burst == 0 || a->burst < cfg.max_burst)));
 }
 
@@ -155,7 +160,7 @@ size_t Endpoint::Impl::build_packet(Assoc* a, uint8_t* buf, size_t limit, Time n
     }
     bool data_state = a->state == AssocState::established || a->state == AssocState::shutdown_pending ||
                       a->state == AssocState::shutdown_received;
-    bool can_data = data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->flight < a->cwnd &&
+    bool can_data = data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->cur->flight < a->cur->cwnd &&
                                                         (cfg.max_burst == 0 || a->burst < cfg.max_burst)));
     if (a->sack_due || (a->sack_wanted && can_data))
         write_sack(a, b);
@@ -174,6 +179,7 @@ size_t Endpoint::Impl::build_packet(Assoc* a, uint8_t* buf, size_t limit, Time n
     if (can_data && put_data(a, b, now, sent_new)) {
         ++a->counters.data_packets_sent;
         a->last_data_sent = now;
+        a->cur->last_sent = now;
         if (sent_new)
             ++a->burst;
     }
@@ -207,6 +213,7 @@ std::optional<Transmit> Endpoint::Impl::poll_transmit(uint8_t* buf, size_t cap, 
         // A burst continues only while packets come out at the first one's size, and only if
         // that size is at least half the MTU (small first packets would cut data into crumbs).
         size_t off = 0, count = 0, seg = 0;
+        const uint64_t data_before = a->counters.data_packets_sent;
         while (count < max_segments) {
             size_t limit = count == 0 ? a->mtu : seg;
             if (cap - off < limit)
@@ -233,7 +240,12 @@ std::optional<Transmit> Endpoint::Impl::poll_transmit(uint8_t* buf, size_t cap, 
         else
             a->in_ready = false;
         stats.packets_out += count;
-        return Transmit{a->peer, a->local, seg, count, off};
+        // DATA goes to the current path; a reply without DATA (a SACK) to where the DATA came
+        // from (§6.4), which works even while our current path to the peer is down.
+        const Path* to = a->cur;
+        if (a->reply != nullptr && a->reply != a->cur && a->counters.data_packets_sent == data_before)
+            to = a->reply;
+        return Transmit{to->addr, to->local, seg, count, off};
     }
     return std::nullopt;
 }

@@ -25,7 +25,7 @@ void Endpoint::Impl::maybe_finish_shutdown(Assoc* a, Time now) {
     }
     a->errors = 0;
     a->t3 = kNever;
-    a->t2 = now + a->rto;
+    a->t2 = now + a->cur->rto;
     arm(a);
     mark_ready(a);
 }
@@ -53,7 +53,7 @@ void Endpoint::Impl::on_shutdown(Assoc* a, const Chunk& c, Time now) {
     case AssocState::shutdown_sent: // both sides shut down at once
         a->state = AssocState::shutdown_ack_sent;
         a->shutdown_ack_due = true;
-        a->t2 = now + a->rto;
+        a->t2 = now + a->cur->rto;
         arm(a);
         mark_ready(a);
         return;
@@ -82,7 +82,7 @@ void Endpoint::Impl::on_shutdown_ack(Assoc* a, Time now) {
     (void)now;
     if (a->state != AssocState::shutdown_sent && a->state != AssocState::shutdown_ack_sent)
         return;
-    send_shutdown_complete(a, false, a->peer_tag, a->peer, a->local, a->peer_port);
+    send_shutdown_complete(a, false, a->peer_tag, a->cur->addr, a->cur->local, a->peer_port);
     end_assoc(a, EventType::shutdown_complete, "graceful shutdown complete");
 }
 
@@ -102,17 +102,17 @@ void Endpoint::Impl::on_t2(Assoc* a, Time now) {
     if (a->state != AssocState::shutdown_sent && a->state != AssocState::shutdown_ack_sent)
         return;
     if (++a->errors > cfg.max_retransmits) {
-        send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, 0, nullptr, 0);
+        send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, 0, nullptr, 0);
         end_assoc(a, EventType::assoc_lost,
                   "T2-shutdown expired " + std::to_string(a->errors) + " times in a row (peer unreachable)");
         return;
     }
-    a->rto = std::min(a->rto * 2, cfg.rto_max);
+    a->cur->rto = std::min(a->cur->rto * 2, cfg.rto_max);
     if (a->state == AssocState::shutdown_sent)
         a->shutdown_due = true;
     else
         a->shutdown_ack_due = true;
-    a->t2 = now + a->rto;
+    a->t2 = now + a->cur->rto;
     mark_ready(a);
 }
 
@@ -123,7 +123,7 @@ int Endpoint::shutdown(AssocId id, Time now) {
         return -ENOTCONN;
     if (a->state == AssocState::cookie_wait || a->state == AssocState::cookie_echoed) {
         if (a->peer_tag != 0)
-            m.send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, 0, nullptr, 0);
+            m.send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, 0, nullptr, 0);
         m.end_assoc(a, EventType::shutdown_complete, "shut down before the association was up");
         m.graveyard.clear();
         return 0;
@@ -142,7 +142,7 @@ int Endpoint::abort(AssocId id, const std::string& reason, Time now) {
     if (a == nullptr)
         return -ENOTCONN;
     if (a->peer_tag != 0)
-        m.send_abort(a->peer, a->local, a->peer_port, a->peer_tag, false, kUserInitiatedAbort, reason.data(),
+        m.send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, kUserInitiatedAbort, reason.data(),
                      std::min<size_t>(reason.size(), 256));
     m.end_assoc(a, a->was_up ? EventType::assoc_lost : EventType::cant_start, "aborted locally: " + reason);
     m.graveyard.clear();

@@ -2,6 +2,8 @@
 // SCTP wire format: checks and readers of one packet's chunks, parameters and causes, and the
 // packet builder (see wire.hpp). Every offset is compared with the length it was read from
 // before any byte at it is read.
+#include <cstring>
+
 #include "sctp/wire.hpp"
 
 #include "sctp/crc32c.hpp"
@@ -94,6 +96,8 @@ const char* parse_init(const Chunk& c, InitChunk& out) {
                 bad = "IPv4 Address parameter not 8 bytes long";
                 return false;
             }
+            if (out.ipv4_addresses < InitChunk::kMaxAddresses)
+                std::memcpy(out.ipv4[out.ipv4_addresses], v.p, 4);
             ++out.ipv4_addresses;
             return true;
         case kIPv6Address:

@@ -194,6 +194,9 @@ struct InitChunk {
     uint32_t cookie_preservative = 0; // Suggested Cookie Life-Span Increment (ms), 0 if absent
     bool host_name = false;           // a Host Name Address parameter (unsupported by RFC 9260)
     uint16_t ipv4_addresses = 0, ipv6_addresses = 0;
+    // The first kMaxAddresses IPv4 Address parameters' addresses (network order).
+    static constexpr size_t kMaxAddresses = 8;
+    uint8_t ipv4[kMaxAddresses][4] = {};
     // Unknown parameters whose type asks for a report (whole TLVs, at most kMaxReports).
     static constexpr size_t kMaxReports = 8;
     Span unrecognized[kMaxReports];

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A tiny deterministic network for engine tests: Endpoints joined in memory, datagrams delayed,
 // lost, duplicated and reordered by a seeded PRNG, virtual time advanced by the test (no clock,
-// no sockets). The same seed replays the same run exactly.
+// no sockets). The same seed replays the same run exactly. A node may have several addresses
+// (one per "rail": 10.<rail>.0.<n>, one UDP port); a packet leaves from the sender's address on
+// the destination's rail, and the link between two addresses can be cut and healed.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -9,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,9 +51,17 @@ inline Address addr(uint8_t last, uint16_t udp_port) {
     return a;
 }
 
+// The address of node `last` on another rail (rail 0 is addr()).
+inline Address rail_addr(uint8_t rail, uint8_t last, uint16_t udp_port) {
+    Address a = addr(last, udp_port);
+    a.ip[1] = rail;
+    return a;
+}
+
 struct Node {
     std::unique_ptr<Endpoint> ep;
-    Address address;
+    Address address;                 // the first address (rail 0)
+    std::vector<Address> addresses;  // every address, the first one first
     std::vector<Event> events; // copied out (data owned by `payloads`)
     std::vector<std::vector<uint8_t>> payloads;
 };
@@ -70,9 +81,23 @@ public:
         auto n = std::make_unique<Node>();
         n->ep = std::make_unique<Endpoint>(cfg, seeded_random(seed));
         n->address = addr(last_octet, static_cast<uint16_t>(9000 + last_octet));
+        n->addresses.push_back(n->address);
         nodes_.push_back(std::move(n));
         return static_cast<int>(nodes_.size() - 1);
     }
+    // Gives node i an address on `rail` (same last octet and UDP port); returns it.
+    Address add_address(int i, uint8_t rail) {
+        Node& n = *nodes_[i];
+        Address a = rail_addr(rail, n.address.ip[3], n.address.port);
+        n.addresses.push_back(a);
+        return a;
+    }
+    // Cuts (drops every packet both ways) or heals the link between two addresses.
+    void cut(const Address& a, const Address& b) { cuts_.insert(link(a, b)); }
+    void heal(const Address& a, const Address& b) { cuts_.erase(link(a, b)); }
+    bool is_cut(const Address& a, const Address& b) const { return cuts_.count(link(a, b)) != 0; }
+    uint64_t packets_cut = 0;
+
     Node& node(int i) { return *nodes_[i]; }
     Endpoint& ep(int i) { return *nodes_[i]->ep; }
     void set_faults(const Faults& f) { faults_ = f; }
@@ -84,6 +109,7 @@ public:
         pk.seq = seq_++;
         pk.to = to;
         pk.from = from;
+        pk.dst = nodes_[to]->address;
         pk.bytes.assign(p, p + n);
         queue_.emplace(std::make_pair(pk.at, pk.seq), std::move(pk));
     }
@@ -140,7 +166,7 @@ public:
             Packet pk = std::move(queue_.begin()->second);
             queue_.erase(queue_.begin());
             Node& n = *nodes_[pk.to];
-            n.ep->receive(pk.from, n.address, pk.bytes.data(), pk.bytes.size(), now);
+            n.ep->receive(pk.from, pk.dst, pk.bytes.data(), pk.bytes.size(), now);
             got[pk.to] = true;
         }
         for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -166,8 +192,9 @@ public:
 
     int node_of(const Address& a) const {
         for (size_t i = 0; i < nodes_.size(); ++i)
-            if (nodes_[i]->address == a)
-                return static_cast<int>(i);
+            for (const Address& x : nodes_[i]->addresses)
+                if (x == a)
+                    return static_cast<int>(i);
         return -1;
     }
 
@@ -176,9 +203,27 @@ private:
         Time at = 0;
         uint64_t seq = 0;
         int to = 0;
-        Address from;
+        Address from, dst;
         std::vector<uint8_t> bytes;
     };
+
+    static std::pair<uint64_t, uint64_t> link(const Address& a, const Address& b) {
+        auto key = [](const Address& x) {
+            uint64_t k = 0;
+            std::memcpy(&k, x.ip, 4);
+            return k << 16 | x.port;
+        };
+        uint64_t x = key(a), y = key(b);
+        return x < y ? std::make_pair(x, y) : std::make_pair(y, x);
+    }
+
+    // The sender's address on the destination's rail (its first address if it has none there).
+    const Address& source_for(int node, const Address& to) const {
+        for (const Address& x : nodes_[node]->addresses)
+            if (x.ip[1] == to.ip[1])
+                return x;
+        return nodes_[node]->address;
+    }
 
     void route(int from_node, const Address& to, const uint8_t* p, size_t n) {
         ++packets_sent;
@@ -187,6 +232,11 @@ private:
         int dst = node_of(to);
         if (dst < 0)
             return; // nobody there
+        const Address& src = source_for(from_node, to);
+        if (!cuts_.empty() && is_cut(src, to)) {
+            ++packets_cut;
+            return;
+        }
         if (rng_.below(1000) < faults_.loss_per_mille) {
             ++packets_lost;
             return;
@@ -200,7 +250,8 @@ private:
             pk.at = now + d;
             pk.seq = seq_++;
             pk.to = dst;
-            pk.from = nodes_[from_node]->address;
+            pk.from = src;
+            pk.dst = to;
             pk.bytes.assign(p, p + n);
             queue_.emplace(std::make_pair(pk.at, pk.seq), std::move(pk));
         }
@@ -210,6 +261,7 @@ private:
     Faults faults_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::map<std::pair<Time, uint64_t>, Packet> queue_;
+    std::set<std::pair<uint64_t, uint64_t>> cuts_;
     uint64_t seq_ = 0;
 };
 

@@ -568,7 +568,9 @@ TEST(EnginePackets, AGapHoldsBackOnlyItsStream) {
 }
 
 TEST(EngineSender, GapAckedChunksAreResentWhenThePeerReneges) {
-    Peer p;
+    Config c = Peer::default_config();
+    c.heartbeat_interval = 0; // no heartbeat timer: the last check is that T3 stopped
+    Peer p(c);
     sender_setup(p, 3, 1000);
     uint32_t t0 = p.their_tsn;
     // The peer gap-acknowledges all three but never the cumulative TSN (it reneged on them).

@@ -155,7 +155,8 @@ void drain(Endpoint& ep, Time now, std::vector<uint8_t>* last = nullptr) {
         ;
 }
 
-// An endpoint with one established association to a scripted peer (tag 0x01020304, TSN 1000).
+// An endpoint with one established association to a scripted peer (tag 0x01020304, TSN 1000)
+// with two addresses (10.0.0.2, where its packets come from, and 10.1.0.2).
 // Returns the association's tag (the vtag the peer's packets carry).
 uint32_t established(Endpoint& ep, const Address& peer, Time now) {
     std::vector<uint8_t> buf(2048);
@@ -167,6 +168,10 @@ uint32_t established(Endpoint& ep, const Address& peer, Time now) {
     b.put16(4);
     b.put16(4);
     b.put32(1000);
+    // Two addresses: the association is multihomed, so heartbeats, path states and failover run.
+    const uint8_t a0[4] = {10, 0, 0, 2}, a1[4] = {10, 1, 0, 2};
+    b.put_tlv(kIPv4Address, a0, 4);
+    b.put_tlv(kIPv4Address, a1, 4);
     b.close_chunk();
     size_t n = b.finish();
     ep.receive(peer, addr(1, 9001), buf.data(), n, now);

@@ -376,6 +376,8 @@ private:
             cant_start = true;
             reason = ev.reason;
             break;
+        case sc::EventType::path_change: // one path on loopback: nothing to check here
+            break;
         }
     }
 };

@@ -281,6 +281,12 @@ TEST(EngineWire, InitParametersFollowTheirUpperBits) {
     EXPECT_TRUE(in.stopped);
     EXPECT_EQ(in.cookie.p, nullptr);
 
+    // IPv4 Address parameters (§5.1.2): the addresses, in order.
+    ASSERT_EQ(parse(init_with({{kIPv4Address, {10, 0, 0, 2}}, {kIPv4Address, {10, 1, 0, 2}}}), in), nullptr);
+    ASSERT_EQ(in.ipv4_addresses, 2u);
+    EXPECT_EQ(std::memcmp(in.ipv4[0], "\x0a\x00\x00\x02", 4), 0);
+    EXPECT_EQ(std::memcmp(in.ipv4[1], "\x0a\x01\x00\x02", 4), 0);
+
     // Malformed parameters.
     auto bad = init_with({{kStateCookie, cookie}});
     put16(bad.data() + 12 + 20 + 2, 2); // parameter length 2
@@ -345,6 +351,9 @@ TEST(EngineCookie, SignedAndChecked) {
     c.inbound_streams = 9;
     c.local_port = 10;
     c.peer_port = 11;
+    c.addr_count = 2;
+    const uint8_t a1[4] = {10, 1, 0, 2};
+    std::memcpy(c.addrs[1], a1, 4);
     uint8_t out[kCookieSize];
     write_cookie(c, key, out);
     CookieData r;
@@ -353,6 +362,8 @@ TEST(EngineCookie, SignedAndChecked) {
     EXPECT_EQ(r.lifetime, c.lifetime);
     EXPECT_EQ(r.peer_tie_tag, 4u);
     EXPECT_EQ(r.peer_port, 11);
+    EXPECT_EQ(r.addr_count, 2);
+    EXPECT_EQ(std::memcmp(r.addrs[1], a1, 4), 0); // the INIT's addresses ride in the cookie
     out[30] ^= 1;
     EXPECT_STREQ(read_cookie(out, sizeof out, key, r), "State Cookie signature mismatch");
     EXPECT_STREQ(read_cookie(out, sizeof out - 1, key, r), "State Cookie of the wrong size");
