@@ -135,6 +135,7 @@ private:
     void replay_pending(Peer& p, AssocId assoc, LinkKey link);
     // ---- link release (transport_unlink.cpp)
     void send_due_unlinks();
+    void forget_assoc(AssocId id); // the peer table's entry and the unlinks due on it
     bool send_unlink(AssocId assoc, uint8_t incoming_byte); // true: sent, or no longer needed
     void handle_unlink(AssocId assoc, LinkKey link);
     void forget_link_if_unlinked(AssocEntry& a, uint8_t incoming_byte);

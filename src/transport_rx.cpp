@@ -611,7 +611,7 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
         const std::string cause = abort.empty() ? "the peer stopped answering on every path" : abort;
         end_assoc(id, false, SCTPM_EV_ASSOC_LOST, c.sac_error ? c.sac_error : ECONNRESET,
                   [&](const Peer& p) { return who(p) + ": " + where + " lost (" + cause + ")"; });
-        peers_.forget_assoc(id);
+        forget_assoc(id);
         break;
     }
     case SCTP_CANT_STR_ASSOC:
@@ -622,7 +622,7 @@ void Transport::handle_assoc_change(const sctp_assoc_change& c, size_t len) {
             return who(p) + ": cannot start an association to [" + addrs + "] SCTP port " +
                    std::to_string(p.card.sctp_port) + " UDP port " + std::to_string(p.card.udp_port) + " (no answer)";
         });
-        peers_.forget_assoc(id);
+        forget_assoc(id);
         break;
     case SCTP_SHUTDOWN_COMP:
         assoc_shut_down(id);
@@ -653,7 +653,7 @@ void Transport::restart_assoc(AssocId id) {
             report_peerless_end(id, SCTPM_EV_ASSOC_LOST, ECONNRESET, identified, "the peer restarted it; aborted");
         return;
     }
-    peers_.forget_assoc(id);
+    forget_assoc(id);
     assoc_up(id);
 }
 
@@ -686,7 +686,7 @@ void Transport::assoc_shut_down(AssocId assoc) {
         linked = a->peers();
         unproven = unproven_hellos(*a);
     }
-    peers_.forget_assoc(assoc);
+    forget_assoc(assoc);
     bool told = false;
     for (sctpm_peer id : linked) {
         Peer* p = peers_.get(id);

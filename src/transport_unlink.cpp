@@ -61,6 +61,16 @@ void Transport::release_peer(sctpm_peer id) {
     flush_completions();
 }
 
+// An association that ends takes its due unlinks with it. A restart keeps the association's id
+// for the new process on the old one's port: an unlink still due for the old process's link
+// (held back while our data to it, which it never acknowledged, was in flight) went to the new
+// process, which has no peer on that link and aborted the association as a protocol error
+// (MPICH's spawn/taskmanager: a spawned worker could not connect back to its parent).
+void Transport::forget_assoc(AssocId id) {
+    std::erase_if(unlinks_due_, [id](const auto& due) { return due.first == id; });
+    peers_.forget_assoc(id);
+}
+
 void Transport::send_due_unlinks() {
     // Every round while one is due (two socket options each): in a ping-pong, our data is all
     // acknowledged only between reading the peer's message and sending the answer, in this

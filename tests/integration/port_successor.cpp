@@ -11,6 +11,11 @@
 //   association that reaches the new process before its INIT reaches a, a heartbeat or a SACK,
 //   is out of the blue there: its stack answers with an ABORT, which ends the old association
 //   first, and the INIT opens a new one. Also correct; heartbeats every 5 s make it rare here.)
+// - the first one, with a second link to a, dies without closing, and a, which sent it one more
+//   message on that link that it never acknowledged, releases that link's peer: a's unlink of the
+//   link stays due (it waits for the data before it to be acknowledged), and must not go to the
+//   second process on the restarted association, which has no such link and would take it for
+//   a protocol error (MPICH's spawn/taskmanager: a spawned worker could not connect back);
 // - the first one dies in the middle of a large message that a has begun to read: the restart
 //   ends that message (usrsctp patch restart-ends-partial-delivery.patch), which otherwise
 //   blocked a's socket for good, and a drops it without calling it a protocol error.
@@ -28,7 +33,7 @@ using namespace pair_test;
 
 namespace {
 
-enum class FirstEnds { disconnects, dies, dies_mid_message };
+enum class FirstEnds { disconnects, dies, dies_with_unlink_due, dies_mid_message };
 constexpr size_t kLargeBytes = 64u << 20; // far more than a's receive window: it cannot all be sent
 
 // The large message goes in SCTP messages of 16 MiB, four times a's receive buffer, so a's
@@ -71,11 +76,35 @@ void serve_after_cut(Side& s, int tell_b) {
     CHILD_CHECK(!s.failure_of(s.senders[1]), "the new process's peer failed: %s", s.failure_of(s.senders[1])->detail);
 }
 
+// a, when the first process dies with an unlink due: echoes its two links' messages, sends one
+// more on the second link after it died, releases that link's peer, tells b, then serves the
+// second process.
+void serve_with_unlink_due(Side& s, int tell_b) {
+    for (size_t k = 0; k < 2; ++k) {
+        CHILD_CHECK(s.progress_until([&] { return s.completed > k; }), "no message on the first process's link %zu", k);
+        s.other = s.senders[k];
+        send_all(s, {s.messages[k]});
+    }
+    CHILD_CHECK(s.senders[0] != s.senders[1], "both links were taken for one peer");
+    s.progress_until([] { return false; }, 0.5); // the first process exits on the second echo
+    send_all(s, {make_message(7, 1000)});          // on the second link, never acknowledged
+    sctpm_peer_release(s.t, s.other);               // its unlink is due, and held back
+    s.progress_until([] { return false; }, 0.2);
+    CHILD_CHECK(write(tell_b, "x", 1) == 1, "pipe write");
+    CHILD_CHECK(s.progress_until([&] { return s.completed > 2; }), "no message from the second process");
+    s.other = s.senders[2];
+    send_all(s, {s.messages[2]});
+    s.progress_until([] { return false; }, 0.5); // the second process's close
+    CHILD_CHECK(!s.failure_of(s.senders[2]), "the new process's peer failed: %s", s.failure_of(s.senders[2])->detail);
+}
+
 // a: echoes each process's message to it; every hello is a new peer.
 void serve(Side& s, FirstEnds first, int tell_b) {
     s.on_hello = [](Side& me, const std::string&, const char* card) { return sctpm_peer_add(me.t, card); };
     if (first == FirstEnds::dies_mid_message)
         return serve_after_cut(s, tell_b);
+    if (first == FirstEnds::dies_with_unlink_due)
+        return serve_with_unlink_due(s, tell_b);
     for (size_t k = 0; k < 2; ++k) {
         CHILD_CHECK(s.progress_until([&] { return s.completed > k; }), "no message from process %zu", k);
         s.other = s.senders[k];
@@ -106,6 +135,14 @@ void client(Side& s, uint32_t k, FirstEnds first) {
     CHILD_CHECK(s.progress_until([&] { return s.completed >= 1; }), "no echo for process %u", k);
     CHILD_CHECK(s.messages[0] == m, "process %u: the echo differs from the message", k);
     CHILD_CHECK(!s.failed_event(), "process %u: %s", k, s.events.back().detail);
+    if (k == 0 && first == FirstEnds::dies_with_unlink_due) { // a second link, then die
+        const sctpm_peer second = sctpm_peer_add(s.t, s.peer_card.c_str());
+        CHILD_CHECK(second >= 0 && second != s.other, "second peer_add returned %d", second);
+        s.other = second;
+        send_all(s, {make_message(5, 1000)});
+        CHILD_CHECK(s.progress_until([&] { return s.completed >= 2; }), "no echo on the second link");
+        std::_Exit(0);
+    }
     if (k == 0 && first == FirstEnds::dies)
         std::_Exit(0); // no close: nothing tells a
     if (k == 0)
@@ -149,6 +186,9 @@ void launch(int rd, int wr, FirstEnds first) {
         CHILD_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
         CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %u on port %s ended with status %d", k,
                     port.c_str(), status);
+        char c;
+        if (k == 0 && first == FirstEnds::dies_with_unlink_due)
+            CHILD_CHECK(read(rd, &c, 1) == 1, "a did not say its unlink is due");
     }
 }
 
@@ -168,6 +208,11 @@ TEST(PortSuccessor, TheNextProcessOnTheirPortIsServedAfterADisconnect) {
 
 TEST(PortSuccessor, TheNextProcessOnADeadOnesPortIsServedOnTheRestartedAssociation) {
     const PairExit r = run(FirstEnds::dies);
+    EXPECT_TRUE(r.ok()) << r.describe();
+}
+
+TEST(PortSuccessor, AnUnlinkDueToTheDeadOneDoesNotReachTheNextProcess) {
+    const PairExit r = run(FirstEnds::dies_with_unlink_due);
     EXPECT_TRUE(r.ok()) << r.describe();
 }
 
