@@ -79,15 +79,16 @@ void serve_after_cut(Side& s, int tell_b) {
 // a, when the first process dies with an unlink due: echoes its two links' messages, sends one
 // more on the second link after it died, releases that link's peer, tells b, then serves the
 // second process.
-void serve_with_unlink_due(Side& s, int tell_b) {
+void serve_with_unlink_due(Side& s, int tell_b, int hear_b) {
     for (size_t k = 0; k < 2; ++k) {
         CHILD_CHECK(s.progress_until([&] { return s.completed > k; }), "no message on the first process's link %zu", k);
         s.other = s.senders[k];
         send_all(s, {s.messages[k]});
     }
     CHILD_CHECK(s.senders[0] != s.senders[1], "both links were taken for one peer");
-    s.progress_until([] { return false; }, 0.5); // the first process exits on the second echo
-    send_all(s, {make_message(7, 1000)});          // on the second link, never acknowledged
+    char c;
+    CHILD_CHECK(read(hear_b, &c, 1) == 1, "b did not say the first process exited");
+    send_all(s, {make_message(7, 1000)}); // on the second link, never acknowledged
     sctpm_peer_release(s.t, s.other);               // its unlink is due, and held back
     s.progress_until([] { return false; }, 0.2);
     CHILD_CHECK(write(tell_b, "x", 1) == 1, "pipe write");
@@ -99,12 +100,12 @@ void serve_with_unlink_due(Side& s, int tell_b) {
 }
 
 // a: echoes each process's message to it; every hello is a new peer.
-void serve(Side& s, FirstEnds first, int tell_b) {
+void serve(Side& s, FirstEnds first, int tell_b, int hear_b) {
     s.on_hello = [](Side& me, const std::string&, const char* card) { return sctpm_peer_add(me.t, card); };
     if (first == FirstEnds::dies_mid_message)
         return serve_after_cut(s, tell_b);
     if (first == FirstEnds::dies_with_unlink_due)
-        return serve_with_unlink_due(s, tell_b);
+        return serve_with_unlink_due(s, tell_b, hear_b);
     for (size_t k = 0; k < 2; ++k) {
         CHILD_CHECK(s.progress_until([&] { return s.completed > k; }), "no message from process %zu", k);
         s.other = s.senders[k];
@@ -187,14 +188,16 @@ void launch(int rd, int wr, FirstEnds first) {
         CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %u on port %s ended with status %d", k,
                     port.c_str(), status);
         char c;
-        if (k == 0 && first == FirstEnds::dies_with_unlink_due)
+        if (k == 0 && first == FirstEnds::dies_with_unlink_due) { // gone: a may now make its unlink due
+            CHILD_CHECK(write(wr, "x", 1) == 1, "pipe write");
             CHILD_CHECK(read(rd, &c, 1) == 1, "a did not say its unlink is due");
+        }
     }
 }
 
 PairExit run(FirstEnds first) {
     auto stays = [first](int rd, int wr) {
-        run_child([=](Side& s) { serve(s, first, wr); }, [=](sctpm_config* c) { settings(c, first); }, wr, rd, false);
+        run_child([=](Side& s) { serve(s, first, wr, rd); }, [=](sctpm_config* c) { settings(c, first); }, wr, rd, false);
     };
     return fork_pair(stays, [first](int rd, int wr) { launch(rd, wr, first); }, 60);
 }
