@@ -306,7 +306,8 @@ bool UdpSocket::wait_readable(int64_t timeout_us) {
 
 size_t EngineDriver::input(Time now) { return input_from(now, 0); }
 
-size_t EngineDriver::wait_input(int64_t max_us) {
+// How long a wait may last: max_us (-1: no bound), cut at the engine's next deadline.
+int64_t EngineDriver::wait_bound(int64_t max_us) {
     ++stats_.waits;
     int64_t until = max_us;
     if (const auto d = ep_.next_deadline()) {
@@ -314,6 +315,11 @@ size_t EngineDriver::wait_input(int64_t max_us) {
         if (until < 0 || left < until)
             until = left;
     }
+    return until;
+}
+
+size_t EngineDriver::wait_input(int64_t max_us) {
+    int64_t until = wait_bound(max_us);
     if (until > 0 && until < 64)
         until = 0; // too close to sleep for: look, and run the timer
     return input_from(Time(monotonic_us()), until);
@@ -384,13 +390,7 @@ size_t EngineDriver::output(Time now) {
 }
 
 void EngineDriver::wait(int64_t max_us) {
-    ++stats_.waits;
-    int64_t until = max_us;
-    if (const auto d = ep_.next_deadline()) {
-        const int64_t left = std::max<int64_t>(0, *d - Time(monotonic_us()));
-        if (until < 0 || left < until)
-            until = left;
-    }
+    const int64_t until = wait_bound(max_us);
     if (until == 0)
         return;
     sock_.wait_readable(until);

@@ -252,6 +252,7 @@ public:
     }
 
 private:
+    int64_t wait_bound(int64_t max_us); // max_us cut at the engine's next deadline (counts a wait)
     size_t input_from(Time now, int64_t first_wait_us); // input(), the first read waiting up to first_wait_us
     static constexpr size_t kOutBytes = 65507; // one UDP_SEGMENT send: one IPv4 datagram's payload
     static constexpr size_t kOutSegments = 64; // the kernel's UDP_MAX_SEGMENTS
