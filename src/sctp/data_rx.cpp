@@ -56,6 +56,18 @@ uint32_t Endpoint::Impl::a_rwnd(const Assoc* a) const {
     return c >= cfg.rwnd ? 0 : static_cast<uint32_t>(cfg.rwnd - c);
 }
 
+// A whole message's event, queued; the caller puts the bytes in (small inline, or `data`).
+PendingEvent& Endpoint::Impl::data_event(Assoc* a, uint16_t stream, uint32_t ppid, bool unordered) {
+    PendingEvent& e = events.emplace_back_reuse();
+    e.type = EventType::data;
+    e.assoc = a->id;
+    e.stream = stream;
+    e.ppid = ppid;
+    e.unordered = unordered;
+    e.is_small = false;
+    return e;
+}
+
 void Endpoint::Impl::deliver_in_order(Assoc* a, const DataChunk& d, Buf* owned) {
     if (d.flags & kDiscard) {
         if (owned) {
@@ -73,12 +85,7 @@ void Endpoint::Impl::deliver_in_order(Assoc* a, const DataChunk& d, Buf* owned) 
             ordered_delivered(a, d.stream, d.ssn);
         if (d.end() && !owned && d.len <= kSmallMsg) {
             // A whole small message: straight into its event.
-            PendingEvent& e = events.emplace_back_reuse();
-            e.type = EventType::data;
-            e.assoc = a->id;
-            e.stream = d.stream;
-            e.ppid = d.ppid;
-            e.unordered = d.unordered();
+            PendingEvent& e = data_event(a, d.stream, d.ppid, d.unordered());
             e.is_small = true;
             e.small_len = static_cast<uint32_t>(d.len);
             std::memcpy(e.small, d.payload, d.len);
@@ -99,14 +106,7 @@ void Endpoint::Impl::deliver_in_order(Assoc* a, const DataChunk& d, Buf* owned) 
                 a->held += d.len;
         }
         if (d.end()) {
-            PendingEvent& e = events.emplace_back_reuse();
-            e.type = EventType::data;
-            e.assoc = a->id;
-            e.stream = d.stream;
-            e.ppid = d.ppid;
-            e.unordered = d.unordered();
-            e.is_small = false;
-            e.data = std::move(m);
+            data_event(a, d.stream, d.ppid, d.unordered()).data = std::move(m);
             return;
         }
         a->partial = std::move(m);
@@ -135,14 +135,7 @@ void Endpoint::Impl::deliver_in_order(Assoc* a, const DataChunk& d, Buf* owned) 
     if (d.end()) {
         if (!a->partial_unordered)
             ordered_delivered(a, a->partial_stream, a->partial_ssn);
-        PendingEvent& e = events.emplace_back_reuse();
-        e.type = EventType::data;
-        e.assoc = a->id;
-        e.stream = a->partial_stream;
-        e.ppid = a->partial_ppid;
-        e.unordered = a->partial_unordered;
-        e.is_small = false;
-        e.data = std::move(a->partial);
+        data_event(a, a->partial_stream, a->partial_ppid, a->partial_unordered).data = std::move(a->partial);
         a->partial = Buf();
         a->partial_active = false;
     }
@@ -301,13 +294,7 @@ bool Endpoint::Impl::deliver_early(Assoc* a, uint32_t tsn) {
         violation(a, "a message larger than the receiver's limit");
         return false;
     }
-    PendingEvent& ev = events.emplace_back_reuse();
-    ev.type = EventType::data;
-    ev.assoc = a->id;
-    ev.stream = stream;
-    ev.ppid = first.ppid;
-    ev.unordered = unordered;
-    ev.is_small = false;
+    PendingEvent& ev = data_event(a, stream, first.ppid, unordered);
     if (b == e) {
         ev.data = std::move(first.data);
     } else {

@@ -356,6 +356,7 @@ struct Endpoint::Impl {
     // data_rx.cpp
     void on_data(Assoc* a, const wire::DataChunk& d, bool& immediate);
     void after_data_packet(Assoc* a, bool immediate, size_t packet_len, Time now);
+    PendingEvent& data_event(Assoc* a, uint16_t stream, uint32_t ppid, bool unordered);
     void deliver_in_order(Assoc* a, const wire::DataChunk& d, Buf* owned);
     bool deliver_early(Assoc* a, uint32_t tsn); // the held message around tsn, if it may go now
     void early_scan(Assoc* a);                  // every held message that may go now
