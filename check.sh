@@ -84,6 +84,8 @@ step_tsan() {
         echo "build/tsan/tests/$t"
         build/tsan/tests/$t --gtest_brief=1
     done
+    echo "build/tsan/tests/transport_tests on our own SCTP engine (stack=own)"
+    TRANSPORT_TESTS=build/tsan/tests/transport_tests tests/transport_tests_own.sh --gtest_brief=1
 }
 
 # Our MPI programs (C and Fortran) on ch3:sctp, each checking its data (tests/mpi/README.md).

@@ -10,7 +10,7 @@ src_libsctpmpi_la_SOURCES = \
 	src/stream_map.hpp src/stream_map.cpp \
 	src/stack.hpp src/stack.cpp src/heap_policy.hpp src/heap_policy.cpp \
 	src/path_params.hpp src/path_params.cpp \
-	src/endpoint.hpp src/endpoint.cpp \
+	src/endpoint.hpp src/endpoint.cpp src/own_socket.hpp src/own_socket.cpp \
 	src/abort_cause.hpp src/abort_cause.cpp \
 	src/peer_table.hpp src/peer_table.cpp \
 	src/card.hpp src/card.cpp \
@@ -21,4 +21,4 @@ src_libsctpmpi_la_SOURCES = \
 	src/transport_rx.cpp src/transport_tx.cpp src/transport_unlink.cpp src/transport_auth.cpp src/transport_packet_auth.cpp \
 	src/transport_report.cpp src/endpoint_auth.cpp \
 	src/capi.cpp
-src_libsctpmpi_la_LIBADD = $(USRSCTP_LIBS)
+src_libsctpmpi_la_LIBADD = $(USRSCTP_LIBS) src/sctp/libsctpengine.la

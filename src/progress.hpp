@@ -42,6 +42,15 @@ public:
     // with a hold that covers the sleep.
     using Input = std::function<int(int max_reads, uint32_t hold_us)>;
     void set_input(Input input, int fd);
+    // For an input whose stack has timers of its own and no thread to run them (stack=own): how
+    // many microseconds until the input must run without a packet (-1: no timer). A blocked wait
+    // ends then.
+    void set_input_timer(std::function<int64_t()> next_timer_us) { timer_ = std::move(next_timer_us); }
+    // The input goes (before the stack behind it): no later call reaches it.
+    void drop_input() {
+        input_ = nullptr;
+        timer_ = nullptr;
+    }
     int run_once();
 
     // Whether waits adapt their spin to the waits seen (spin_budget.hpp); on by default.
@@ -76,6 +85,7 @@ private:
     std::vector<pollfd> polling_;
     size_t first_watched_ = 1;   // index of the first watched fd in polled_
     Input input_;
+    std::function<int64_t()> timer_;
     std::vector<std::function<bool()>> probes_;
     int efd_ = -1;
     std::atomic<uint64_t> activity_{0};

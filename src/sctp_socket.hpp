@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What the transport needs of its SCTP socket, as an interface: Endpoint (endpoint.hpp) is the
-// usrsctp one-to-many socket; a scripted in-memory socket stands in for it where the receive
+// usrsctp one-to-many socket, OwnSocket (own_socket.hpp) the same on our own engine (stack=own);
+// a scripted in-memory socket stands in for them where the receive
 // state machine must run deterministically (tests/fuzz/transport_rx_fuzz.cpp). One virtual call
 // per SCTP message or notification: nothing next to usrsctp's cost of a message.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -84,6 +86,27 @@ public:
     virtual int delete_auth_key(AssocId assoc, uint16_t id) = 0;
     virtual int active_auth_key(AssocId assoc) = 0; // -1 when unknown
     virtual std::vector<std::string> local_addresses() const = 0;
+
+    // A stack that runs only when called (stack=own): the progress engine reads its packets, runs
+    // its timers and sends what they made due through these. usrsctp has threads of its own and
+    // none of this (nullopt).
+    struct CallerInput {
+        // What waits (none read when max_reads is 0), due timers, then output; returns packets read.
+        // The caller keeps the stack to itself for hold_us (a stack with a thread of its own for
+        // when nobody calls leaves it alone meanwhile).
+        std::function<int(int max_reads, uint32_t hold_us)> input;
+        int fd = -1;                             // readable when packets wait
+        std::function<int64_t()> next_timer_us;  // how soon input must run without a packet (-1: never)
+    };
+    virtual std::optional<CallerInput> caller_input() { return std::nullopt; }
+    // Sends what the calls before queued (a stack that sends from within its calls has nothing to do).
+    virtual void flush() {}
+};
+
+// Flushes a socket when the scope ends: every call of the transport that may queue sends.
+struct FlushAtEnd {
+    SctpSocket& socket;
+    ~FlushAtEnd() { socket.flush(); }
 };
 
 } // namespace sctpm

@@ -131,6 +131,12 @@ AuthMode parse_auth(const std::string& name, const std::string& value) {
     fail(name, value, "is not an authentication mode (hello|packet|off)");
 }
 
+StackChoice parse_stack(const std::string& name, const std::string& value) {
+    for (auto c : {StackChoice::usrsctp, StackChoice::own})
+        if (value == to_string(c)) return c;
+    fail(name, value, "is not an SCTP stack (usrsctp|own)");
+}
+
 // Field builders. Numeric descriptions get the unit and range appended from the same Range the
 // parser checks.
 template <class T>
@@ -204,6 +210,14 @@ Field rails_field() {
                  [](const Settings& s) { return s.rails; }};
 }
 
+Field stack_field() {
+    return Field{"stack",
+                 "the SCTP implementation under the transport (usrsctp|own): own is this project's engine, run "
+                 "by the progress engine alone; it has no SCTP-AUTH (auth=packet), CMT or IPv6 yet and refuses them",
+                 [](Settings& s, const std::string& name, const std::string& value) { s.stack = parse_stack(name, value); },
+                 [](const Settings& s) { return std::string(to_string(s.stack)); }};
+}
+
 Field cmt_field() {
     return Field{"cmt", "concurrent multipath transfer mode (off|base|rpv1|rpv2|mptcp or 0..4)",
                  [](Settings& s, const std::string& name, const std::string& value) { s.cmt = parse_cmt(name, value); },
@@ -260,6 +274,7 @@ std::vector<Field> make_fields() {
               "(with a fixed overhead per message); more aborts the association"),
         bytes("head_bytes", &S::head_bytes, 64, MiB, "first read per message; the rest is placed directly"),
         auth_field(),
+        stack_field(),
         cmt_field(),
         count("pf_threshold", &S::pf_threshold, "retransmissions", 0, 65535,
               "path potentially-failed threshold, 0 = CMT-PF/SCTP-PF on, 65535 = PF off"),
@@ -406,6 +421,8 @@ const char* to_string(StreamPolicy p) {
     }
     return "unknown";
 }
+
+const char* to_string(StackChoice c) { return c == StackChoice::own ? "own" : "usrsctp"; }
 
 const char* to_string(AuthMode m) {
     return m == AuthMode::off ? "off" : m == AuthMode::packet ? "packet" : "hello";

@@ -12,6 +12,7 @@ namespace sctpm {
 enum class CmtMode { off = 0, base = 1, rpv1 = 2, rpv2 = 3, mptcp = 4 };
 enum class StreamPolicy { single, context, context_tag };
 enum class AuthMode { off, hello, packet };
+enum class StackChoice { usrsctp, own };
 
 struct Settings {
     // Addresses
@@ -35,6 +36,7 @@ struct Settings {
     AuthMode auth = AuthMode::hello;             // key "auth": hello|packet|off, proof of membership per link (hello_auth.hpp), packet: plus SCTP-AUTH (packet_auth.hpp)
 
     // SCTP tuning
+    StackChoice stack = StackChoice::usrsctp; // key "stack": usrsctp|own (our own engine, src/sctp/)
     CmtMode cmt = CmtMode::off;        // key "cmt": off|base|rpv1|rpv2|mptcp
     uint16_t pf_threshold = 0;         // key "pf_threshold": path PF threshold (0 = CMT-PF / SCTP-PF on); 65535 = off
     uint32_t rto_min_ms = 100;         // key "rto_min_ms"
@@ -93,5 +95,6 @@ void validate_settings(const Settings& s);
 const char* to_string(CmtMode m);
 const char* to_string(StreamPolicy p);
 const char* to_string(AuthMode m);
+const char* to_string(StackChoice c);
 
 } // namespace sctpm

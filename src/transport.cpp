@@ -17,6 +17,7 @@
 #include "error.hpp"
 #include "hello_auth.hpp"
 #include "multihome.hpp"
+#include "own_socket.hpp"
 #include "rails.hpp"
 
 namespace sctpm {
@@ -135,6 +136,12 @@ Transport::Transport(const Settings& s, const std::string& hostname, std::string
                      const sctpm_callbacks& cb)
     : Transport(s, std::move(hello), cb) {
     std::vector<std::string> addrs = choose_bind_addresses(s_, hostname);
+    if (s_.stack == StackChoice::own) {
+        auto own = std::make_unique<OwnSocket>(s_, addrs);
+        const uint16_t port = own->port();
+        attach_socket(std::move(own), port);
+        return;
+    }
     stack_ = start_stack(s_);
     attach_socket(std::make_unique<Endpoint>(s_, stack_.udp_port, addrs), stack_.udp_port);
 }
@@ -159,8 +166,12 @@ void Transport::attach_socket(std::unique_ptr<SctpSocket> socket, uint16_t port)
     progress_.set_spin_adapt(s_.spin_adapt);
     progress_.add_stage("read", [this] { return read_stage(); });
     progress_.add_stage("write", [this] { return write_stage(); });
-    if (s_.caller_input)
+    if (auto in = ep_->caller_input()) { // our own engine: the progress engine is its only driver
+        progress_.set_input(in->input, in->fd);
+        progress_.set_input_timer(in->next_timer_us);
+    } else if (s_.caller_input) {
         progress_.set_input(udp_input, udp_input_fd());
+    }
     last_work_us_ = now_us();
     upcall_ = new_upcall_target(&progress_); // last: nothing may throw after the upcall is set
     ep_->set_upcall(upcall, upcall_);
@@ -172,6 +183,8 @@ Transport::~Transport() {
         ep_->set_upcall(nullptr, nullptr);
     if (upcall_)
         detach_upcall(upcall_);
+    if (ep_ && ep_->caller_input())
+        progress_.drop_input(); // it calls into the socket, which goes first
     ep_.reset();
 }
 
@@ -186,6 +199,7 @@ bool Transport::peer_failed(sctpm_peer id) const {
 }
 
 void Transport::remove_peer(sctpm_peer id) {
+    const FlushAtEnd flush{*ep_};
     Peer* p = peers_.get(id);
     if (!p || p->state == Peer::State::failed)
         return;
@@ -305,6 +319,7 @@ bool Transport::busy() const {
 }
 
 int Transport::progress(int64_t timeout_us) {
+    const FlushAtEnd flush{*ep_};
     constexpr uint32_t kRetryBlockedSendsUs = 50; // one-to-many sockets never signal writability
     std::function<void(bool)> on_block;
     if (cb_.on_block)
@@ -330,6 +345,7 @@ int Transport::progress(int64_t timeout_us) {
 }
 
 void Transport::shutdown(int timeout_ms) {
+    const FlushAtEnd flush{*ep_};
     closing_ = true;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     auto left_us = [&] {

@@ -140,6 +140,7 @@ void Transport::connect_peer(Peer& p) {
 }
 
 int Transport::connect(sctpm_peer id, const std::string* hello) {
+    const FlushAtEnd flush{*ep_};
     Peer* p = peers_.get(id);
     if (!p)
         return -EINVAL;
@@ -156,6 +157,7 @@ int Transport::connect(sctpm_peer id, const std::string* hello) {
 
 int Transport::send(sctpm_peer id, const SendKey& key, const iovec* iov, int iovcnt, void* cookie, bool copy,
                     bool more) {
+    const FlushAtEnd flush{*ep_};
     Peer* p = peers_.get(id);
     if (!p || iovcnt < 0 || (iovcnt > 0 && !iov))
         return -EINVAL;

@@ -23,6 +23,7 @@
 
 namespace sctpm {
 void Transport::release_peer(sctpm_peer id) {
+    const FlushAtEnd flush{*ep_};
     Peer* p = peers_.get(id);
     if (!p || p->released)
         return;

@@ -19,7 +19,8 @@ tests_unit_tests_SOURCES = tests/unit/error_of.hpp \
 	tests/unit/test_heap_policy.cpp \
 	tests/unit/test_spin_budget.cpp \
 	tests/unit/test_hy_order.cpp \
-	tests/unit/test_hy_proto.cpp
+	tests/unit/test_hy_proto.cpp \
+	tests/unit/test_own_socket.cpp
 # ch3_hybrid/include: the channel's rules and wire formats that need no MPICH (hy_order.h, hy_proto.h)
 tests_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ch3_hybrid/include \
 	-DCHANNEL_CVARS_FILE='"$(abs_top_srcdir)/ch3_sctp/src/ch3_cvars.c"'
@@ -34,6 +35,9 @@ tests_transport_tests_SOURCES = tests/integration/transport_pair.cpp tests/integ
 	tests/wait_pair.hpp
 tests_transport_tests_LDADD = src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/transport_tests
+# The same on our own SCTP engine (stack=own).
+TESTS += tests/transport_tests_own.sh
+EXTRA_DIST += tests/transport_tests_own.sh
 
 # Our own SCTP engine (src/sctp/, issue 48) against usrsctp in one process, both roles, over UDP on
 # 127.0.0.1; and the engine's UDP I/O (recvmmsg + GRO, sendmsg + GSO) on loopback.

@@ -142,6 +142,19 @@ cvars:
         proof, so injected packets are dropped (costs bandwidth: see the README); off = the hello's
         claim is believed. Every process of a job must use the same. Unset: hello.
 
+    - name        : MPIR_CVAR_CH3_SCTP_STACK
+      category    : CH3_SCTP
+      type        : string
+      default     : NULL
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        the SCTP implementation under the transport (usrsctp|own): own is this project's engine,
+        run by the progress engine alone (a standby thread answers peers while the process
+        computes); it has no SCTP-AUTH (auth=packet), CMT or IPv6 yet and refuses them. Every
+        process of a job should use the same. Unset: usrsctp.
+
     - name        : MPIR_CVAR_CH3_SCTP_REORDER_BYTES
       category    : CH3_SCTP
       type        : string
@@ -447,6 +460,7 @@ static const struct {
     {"reorder_bytes", &MPIR_CVAR_CH3_SCTP_REORDER_BYTES},
     {"head_bytes", &MPIR_CVAR_CH3_SCTP_HEAD_BYTES},
     {"auth", &MPIR_CVAR_CH3_SCTP_AUTH},
+    {"stack", &MPIR_CVAR_CH3_SCTP_STACK},
     {"cmt", &MPIR_CVAR_CH3_SCTP_CMT},
     {"pf_threshold", &MPIR_CVAR_CH3_SCTP_PF_THRESHOLD},
     {"rto_min_ms", &MPIR_CVAR_CH3_SCTP_RTO_MIN_MS},

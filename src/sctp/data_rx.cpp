@@ -65,6 +65,7 @@ PendingEvent& Endpoint::Impl::data_event(Assoc* a, uint16_t stream, uint32_t ppi
     e.ppid = ppid;
     e.unordered = unordered;
     e.is_small = false;
+    e.path = a->reply ? a->reply->addr : a->cur->addr;
     return e;
 }
 

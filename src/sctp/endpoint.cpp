@@ -179,6 +179,7 @@ void Endpoint::Impl::end_assoc(Assoc* a, EventType type, std::string reason) {
     e.data.clear();
     e.peer = a->cur->addr;
     e.reason = std::move(reason);
+    e.abort_chunk.clear();
     remove(a);
 }
 
@@ -579,6 +580,8 @@ std::optional<Transmit> Endpoint::poll_transmit(uint8_t* buf, size_t cap, size_t
     return r;
 }
 
+bool Endpoint::event_pending() const { return !impl_->events.empty(); }
+
 bool Endpoint::poll_event(Event& ev) {
     Impl& m = *impl_;
     if (m.current.capacity())
@@ -602,6 +605,7 @@ bool Endpoint::poll_event(Event& ev) {
             len = m.current.size();
             ev.data = std::span<const uint8_t>(m.current.data(), len);
         }
+        ev.path_address = p.path;
         m.events.pop_front();
         if (Assoc* a = m.find(ev.assoc))
             m.taken(a, len);
@@ -615,6 +619,9 @@ bool Endpoint::poll_event(Event& ev) {
     ev.outbound_streams = p.outbound_streams;
     ev.inbound_streams = p.inbound_streams;
     ev.reason = std::move(p.reason);
+    ev.abort_chunk.clear();
+    if (p.type == EventType::assoc_lost || p.type == EventType::cant_start)
+        ev.abort_chunk.swap(p.abort_chunk);
     ev.path_address = p.path;
     ev.path_state = p.path_state;
     m.events.pop_front();

@@ -202,7 +202,11 @@ struct Event {
     // shutdown_complete / assoc_lost / cant_start: what happened, for a person to read
     // (e.g. "peer sent ABORT: User-Initiated Abort: \"rank 3 exits\"", "T3-rtx expired 11 times").
     std::string reason;
-    // path_change: the peer's address whose path changed, and its new state.
+    // assoc_lost / cant_start caused by an ABORT the peer sent: that chunk as received (type,
+    // flags, length, causes), for a caller that reports causes itself; empty otherwise.
+    std::vector<uint8_t> abort_chunk;
+    // path_change: the peer's address whose path changed, and its new state. data: the peer's
+    // address the packet with the message's last chunk came from (per-path accounting).
     Address path_address;
     PathState path_state = PathState::active;
 };
@@ -315,6 +319,9 @@ public:
     // The next event, or false when none is pending. See Event for how long `data` stays valid.
     // A data event is what "takes" the message: only then is its space back in the receive window.
     bool poll_event(Event& ev);
+
+    // Whether poll_event() has an event to hand out (without taking it).
+    bool event_pending() const;
 
     // When handle_timeout() should be called next (it may be early), or nullopt when no timer runs.
     std::optional<Time> next_deadline() const;

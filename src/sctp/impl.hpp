@@ -130,7 +130,8 @@ struct PendingEvent {
     Address peer;
     uint16_t outbound_streams = 0, inbound_streams = 0;
     std::string reason;
-    Address path;
+    std::vector<uint8_t> abort_chunk; // assoc_lost / cant_start by the peer's ABORT
+    Address path;                     // path_change: its address; data: where the last chunk came from
     PathState path_state = PathState::active;
 };
 

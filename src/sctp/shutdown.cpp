@@ -93,8 +93,14 @@ void Endpoint::Impl::on_shutdown_complete(Assoc* a) {
 }
 
 void Endpoint::Impl::on_abort(Assoc* a, const Chunk& c) {
+    if (a->dead)
+        return;
     std::string why = "the peer sent ABORT: " + describe_causes(c.value, c.value_len);
     end_assoc(a, a->was_up ? EventType::assoc_lost : EventType::cant_start, std::move(why));
+    auto& chunk = events.back().abort_chunk; // the event end_assoc just queued
+    const uint8_t head[4] = {kAbort, c.flags, uint8_t((4 + c.value_len) >> 8), uint8_t(4 + c.value_len)};
+    chunk.assign(head, head + 4);
+    chunk.insert(chunk.end(), c.value, c.value + c.value_len);
 }
 
 void Endpoint::Impl::on_t2(Assoc* a, Time now) {

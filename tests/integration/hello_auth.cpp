@@ -186,6 +186,7 @@ TEST(HelloAuth, UnprovenHelloOfADeadProcessIsChecked) {
                 CHILD_CHECK(dying.send({hello_frame("gone", dying.card())}) == 1, "hello not sent");
                 CHILD_CHECK(!dying.receive(sctpm::FrameKind::challenge).empty(), "the hello was not challenged");
                 dying.endpoint().abort(dying.assoc()); // dies without its proof
+                dying.endpoint().flush();
             }
             exchange_checked(s, false);
         },

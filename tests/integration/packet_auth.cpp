@@ -105,7 +105,7 @@ TEST(PacketAuth, NullKeyPacketIsDroppedAfterTheSwitch) {
             sctpm::Settings st;
             st.auth = sctpm::AuthMode::packet;
             RawPeer raw(s.peer_card, st);
-            sctpm::Endpoint& ep = raw.endpoint();
+            sctpm::SctpSocket& ep = raw.endpoint();
             uint16_t id = 0;
             std::string key;
             const auto sent = raw.hello("evil", nullptr, [&](const std::string& nonce_o, const std::string& nonce_a) {

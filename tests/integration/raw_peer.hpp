@@ -7,12 +7,14 @@
 #pragma once
 #include <cerrno>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "card.hpp"
 #include "endpoint.hpp"
+#include "own_socket.hpp"
 #include "frame.hpp"
 #include "hello_auth.hpp"
 #include "pair_harness.hpp"
@@ -59,11 +61,13 @@ class RawPeer {
 public:
     // Opens an association to the transport whose card is `target_card` (with settings `st`:
     // auth=packet asks for authenticated chunks in the INIT).
+    // On the stack the environment chooses for the transports of the test (stack=own: our own
+    // engine, whose standby thread serves the socket between this peer's calls).
     explicit RawPeer(const std::string& target_card, const sctpm::Settings& st = {})
-        : st_(st), ep_(st_, 0, {"127.0.0.1"}) {
+        : st_(with_stack_of_environment(st)), ep_(open_socket(st_)) {
         const sctpm::Card target = sctpm::parse_card(target_card);
         key_ = target.key;
-        assoc_ = ep_.connect(target.addresses, target.sctp_port, target.udp_port);
+        assoc_ = ep_->connect(target.addresses, target.sctp_port, target.udp_port);
     }
 
     // Opens link 0 as `blob`: the hello, then the proof answering the victim's challenge, under
@@ -92,7 +96,7 @@ public:
     std::string card() const {
         sctpm::Settings st;
         sctpm::Card mine;
-        mine.udp_port = sctpm::start_stack(st).udp_port;
+        mine.udp_port = st_.stack == sctpm::StackChoice::own ? own_port_ : sctpm::start_stack(st).udp_port;
         mine.sctp_port = 1;
         mine.addresses = {"127.0.0.1"};
         return sctpm::format_card(mine);
@@ -104,8 +108,9 @@ public:
         size_t sent = 0;
         for (const auto& f : frames) {
             long rc;
-            while ((rc = ep_.send(assoc_, stream, f.data(), f.size())) == -EWOULDBLOCK)
+            while ((rc = ep_->send(assoc_, stream, f.data(), f.size())) == -EWOULDBLOCK)
                 usleep(1000);
+            ep_->flush();
             if (rc != long(f.size()))
                 break;
             ++sent;
@@ -113,7 +118,7 @@ public:
         return sent;
     }
 
-    sctpm::Endpoint& endpoint() { return ep_; }
+    sctpm::SctpSocket& endpoint() { return *ep_; }
     sctpm::AssocId assoc() const { return assoc_; }
     const std::string& victim_key() const { return key_; }
 
@@ -121,7 +126,7 @@ public:
     std::string receive(sctpm::FrameKind kind) {
         std::vector<uint8_t> buf(65536);
         for (int i = 0; i < 10000; ++i) {
-            const sctpm::RecvResult r = ep_.recv(buf.data(), buf.size());
+            const sctpm::RecvResult r = ep_->recv(buf.data(), buf.size());
             if (r.n == -EWOULDBLOCK) {
                 usleep(1000);
                 continue;
@@ -137,8 +142,21 @@ public:
     }
 
 private:
+    static sctpm::Settings with_stack_of_environment(sctpm::Settings st) {
+        st.stack = sctpm::load_settings_from_environment().stack;
+        return st;
+    }
+    std::unique_ptr<sctpm::SctpSocket> open_socket(const sctpm::Settings& st) {
+        if (st.stack != sctpm::StackChoice::own)
+            return std::make_unique<sctpm::Endpoint>(st, 0, std::vector<std::string>{"127.0.0.1"});
+        auto own = std::make_unique<sctpm::OwnSocket>(st, std::vector<std::string>{"127.0.0.1"});
+        own_port_ = own->port();
+        return own;
+    }
+
     sctpm::Settings st_;
-    sctpm::Endpoint ep_;
+    uint16_t own_port_ = 0;
+    std::unique_ptr<sctpm::SctpSocket> ep_;
     sctpm::AssocId assoc_ = 0;
     std::string key_; // the victim's, from its card
 };

@@ -60,7 +60,7 @@ std::string set_and_get(const std::string& key, const std::string& value) {
 
 const std::vector<std::string> all_keys = {
     "multihome_file", "bindall", "interface_hostname", "rails", "udp_port", "streams", "stream_policy", "eager_max",
-    "fragment_size", "max_message", "pre_hello_bytes", "reorder_bytes", "head_bytes", "auth", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
+    "fragment_size", "max_message", "pre_hello_bytes", "reorder_bytes", "head_bytes", "auth", "stack", "cmt", "pf_threshold", "rto_min_ms", "rto_max_ms",
     "rto_initial_ms", "heartbeat_ms", "path_max_retrans", "assoc_max_retrans", "init_max_attempts", "path_mtu",
     "sndbuf", "rcvbuf", "udp_buffer", "max_chunks_on_queue", "sack_delay_ms", "sack_per_read", "sack_full_packets", "nodelay", "spin_us", "spin_adapt", "caller_input", "log_paths",
     "stall_report_s"};
@@ -101,7 +101,7 @@ TEST(Settings, DefaultsThroughGetSetting) {
         {"udp_port", "0"},           {"streams", "16"},            {"stream_policy", "single"},
         {"eager_max", "0"},          {"fragment_size", "262144"},  {"max_message", "68719476736"},
         {"pre_hello_bytes", "0"},    {"reorder_bytes", "67108864"},
-        {"head_bytes", "4096"},      {"auth", "hello"},            {"cmt", "off"},               {"pf_threshold", "0"},
+        {"head_bytes", "4096"},      {"auth", "hello"},            {"stack", "usrsctp"},         {"cmt", "off"},               {"pf_threshold", "0"},
         {"rto_min_ms", "100"},       {"rto_max_ms", "300"},        {"rto_initial_ms", "300"},
         {"heartbeat_ms", "100"},     {"path_max_retrans", "2"},    {"assoc_max_retrans", "10"},
         {"init_max_attempts", "8"},  {"path_mtu", "0"},            {"sndbuf", "8388608"},
@@ -372,6 +372,19 @@ TEST(Settings, AuthByNameOnly) {
     }
 }
 
+TEST(Settings, StackByNameOnly) {
+    Settings s;
+    EXPECT_EQ(s.stack, sctpm::StackChoice::usrsctp);
+    sctpm::set_setting(s, "stack", "own");
+    EXPECT_EQ(s.stack, sctpm::StackChoice::own);
+    sctpm::set_setting(s, "stack", "usrsctp");
+    EXPECT_EQ(s.stack, sctpm::StackChoice::usrsctp);
+    for (const char* v : {"", "kernel", "Own", "1"}) {
+        EXPECT_EQ(error_of([&] { sctpm::set_setting(s, "stack", v); }),
+                  std::string("stack: '") + v + "' is not an SCTP stack (usrsctp|own)");
+    }
+}
+
 TEST(Settings, StringsAreTakenVerbatim) {
     Settings s;
     sctpm::set_setting(s, "interface_hostname", "node1-ib0");
@@ -442,7 +455,7 @@ TEST(Settings, CvarsSetEveryKey) {
         {"udp_port", "9899"},         {"streams", "64"},          {"stream_policy", "context"},
         {"eager_max", "128K"},        {"fragment_size", "1M"},    {"max_message", "4G"},
         {"pre_hello_bytes", "1M"},    {"reorder_bytes", "8M"},
-        {"head_bytes", "512"},        {"auth", "off"},            {"cmt", "mptcp"},           {"pf_threshold", "65535"},
+        {"head_bytes", "512"},        {"auth", "off"},            {"stack", "own"},           {"cmt", "mptcp"},           {"pf_threshold", "65535"},
         {"rto_min_ms", "10"},         {"rto_max_ms", "1000"},     {"rto_initial_ms", "50"},
         {"heartbeat_ms", "30"},       {"path_max_retrans", "5"},  {"assoc_max_retrans", "20"},
         {"init_max_attempts", "3"},   {"path_mtu", "9000"},       {"sndbuf", "16M"},
