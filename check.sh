@@ -95,6 +95,8 @@ step_mpi() {
     local rc=0
     tests/mpi/run-tests ch3-sctp && osu-bench/run-smoke ch3-sctp || rc=1
     tests/mpi/run-tests ch3-hybrid && osu-bench/run-smoke ch3-hybrid || rc=1
+    echo "tests/mpi on ch3:sctp with the transport on our own SCTP engine (stack=own)"
+    MPIR_CVAR_CH3_SCTP_STACK=own tests/mpi/run-tests ch3-sctp || rc=1
     return $rc
 }
 
@@ -362,7 +364,7 @@ MPICH_INSTALLS="sctp hybrid"
 export MPICH_SCTP_VIEW=${MPICH_SCTP_VIEW:-1}
 step_mpich() { installs_of "$MPICH_DEFAULT_VERSION"; }
 add_step mpich "MPICH $MPICH_DEFAULT_VERSION with ch3:sctp and ch3:hybrid (build/install)" step_mpich --stop
-add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid (tests/mpi)" step_mpi
+add_step mpi "MPI integration tests on ch3:sctp and ch3:hybrid, and on ch3:sctp over our own SCTP engine (tests/mpi)" step_mpi
 add_step adversary "An attacker outside the job against ch3:sctp and ch3:hybrid (tests/adversary/run)" step_adversary
 add_step nas "NAS Parallel Benchmarks class S on ch3:sctp and ch3:hybrid (osu-bench/run-nas --smoke)" step_nas
 add_step vcluster "Virtual cluster self-test (root)" step_vcluster

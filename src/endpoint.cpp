@@ -410,6 +410,15 @@ AssocStatus Endpoint::status(AssocId assoc) {
     return out;
 }
 
+std::string Endpoint::stack_counters() {
+    sctpstat s{};
+    usrsctp_get_stat(&s);
+    return "DATA chunks in " + std::to_string(s.sctps_recvdata) + " (duplicates " + std::to_string(s.sctps_recvdupdata) +
+           ", dropped for the chunk limit " + std::to_string(s.sctps_datadropchklmt) + ", for the window " +
+           std::to_string(s.sctps_datadroprwnd) + "), out " + std::to_string(s.sctps_senddata) + " (retransmitted " +
+           std::to_string(s.sctps_sendretransdata) + ", fast " + std::to_string(s.sctps_sendfastretrans) + ")";
+}
+
 bool Endpoint::readable() { return (usrsctp_get_events(so_) & SCTP_EVENT_READ) != 0; }
 
 } // namespace sctpm

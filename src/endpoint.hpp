@@ -58,6 +58,7 @@ public:
     int delete_auth_key(AssocId assoc, uint16_t id) override;
     int active_auth_key(AssocId assoc) override;
     std::vector<std::string> local_addresses() const override { return bound_; }
+    std::string stack_counters() override; // usrsctp's, for the whole process
     uint16_t port() const { return port_; }
 
 private:

@@ -400,6 +400,21 @@ AssocStatus OwnSocket::status(AssocId assoc) {
     return out;
 }
 
+std::string OwnSocket::stack_counters() {
+    std::lock_guard<std::mutex> g(mu_);
+    const sctp::EndpointStats& e = ep_->stats();
+    const sctp::UdpStats& u = sock_->stats();
+    std::string out = "own engine: packets in " + std::to_string(e.packets_in) + ", out " + std::to_string(e.packets_out) +
+                      "; dropped: bad checksum " + std::to_string(e.bad_checksum) + ", malformed " +
+                      std::to_string(e.malformed) + ", bad tag " + std::to_string(e.bad_vtag) + ", out of the blue " +
+                      std::to_string(e.ootb) + ", DATA over the window " + std::to_string(e.dropped_data) +
+                      "; UDP sends failed " + std::to_string(e.send_failures) + ", packets dropped on a full socket " +
+                      std::to_string(u.send_drops) + ", truncated " + std::to_string(u.truncated);
+    if (!e.last_drop.empty())
+        out += "; last drop: " + e.last_drop;
+    return out;
+}
+
 bool OwnSocket::readable() {
     std::lock_guard<std::mutex> g(mu_);
     return cur_active_ || ep_->event_pending();

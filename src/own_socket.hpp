@@ -61,6 +61,7 @@ public:
     int delete_auth_key(AssocId, uint16_t) override { return EOPNOTSUPP; }
     int active_auth_key(AssocId) override { return -1; }
     std::vector<std::string> local_addresses() const override { return bound_; }
+    std::string stack_counters() override; // the engine's and its UDP socket's
 
     std::optional<CallerInput> caller_input() override;
     void flush() override;

@@ -86,6 +86,8 @@ public:
     virtual int delete_auth_key(AssocId assoc, uint16_t id) = 0;
     virtual int active_auth_key(AssocId assoc) = 0; // -1 when unknown
     virtual std::vector<std::string> local_addresses() const = 0;
+    // The stack's counters in one line for a person (the stall report); empty if it has none.
+    virtual std::string stack_counters() { return ""; }
 
     // A stack that runs only when called (stack=own): the progress engine reads its packets, runs
     // its timers and sends what they made due through these. usrsctp has threads of its own and

@@ -7,7 +7,6 @@
 #include <set>
 #include <sstream>
 #include <unistd.h>
-#include <usrsctp.h>
 
 #include "transport.hpp"
 
@@ -89,12 +88,8 @@ void Transport::report_stall(int64_t idle_us) {
             o << who << "  path " << ps.address << " state " << ps.state << " cwnd " << ps.cwnd << " rto " << ps.rto
               << "\n";
     }
-    sctpstat s{};
-    usrsctp_get_stat(&s);
-    o << who << "stack: DATA chunks in " << s.sctps_recvdata << " (duplicates " << s.sctps_recvdupdata
-      << ", dropped for the chunk limit " << s.sctps_datadropchklmt << ", for the window " << s.sctps_datadroprwnd
-      << "), out " << s.sctps_senddata << " (retransmitted " << s.sctps_sendretransdata << ", fast "
-      << s.sctps_sendfastretrans << ")\n";
+    if (const std::string c = ep_->stack_counters(); !c.empty())
+        o << who << "stack: " << c << "\n";
     std::fputs(o.str().c_str(), stderr);
     std::fflush(stderr);
 }

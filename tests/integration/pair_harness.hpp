@@ -210,17 +210,19 @@ inline void expect_messages(Side& s, size_t n) {
     }
 }
 
-// Whether the stack the environment chooses (stack=usrsctp|own) has SCTP-AUTH (auth=packet).
-// Tests that run a variant with auth=packet leave it out where it does not, and say so.
-inline bool stack_has_packet_auth() {
+// Whether the environment puts the transports of a test on our own engine (stack=own), and
+// whether their stack has SCTP-AUTH (auth=packet). Tests that run a variant with auth=packet leave
+// it out where it does not, and say so.
+inline bool stack_is_own() {
     char err[SCTPM_ERRLEN], stack[32] = "";
     sctpm_config* cfg = sctpm_config_from_env(err, sizeof err);
     if (!cfg)
-        return true; // the test's own open reports the bad setting
+        return false; // the test's own open reports the bad setting
     sctpm_config_get(cfg, "stack", stack, sizeof stack);
     sctpm_config_free(cfg);
-    return std::strcmp(stack, "own") != 0;
+    return std::strcmp(stack, "own") == 0;
 }
+inline bool stack_has_packet_auth() { return !stack_is_own(); }
 inline bool skip_packet_auth_variant(const char* test) {
     if (stack_has_packet_auth())
         return false;
