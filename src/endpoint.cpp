@@ -44,14 +44,14 @@ std::vector<uint8_t> pack_addresses(const std::vector<sockaddr_storage>& addrs) 
     return packed;
 }
 
-std::string join(const std::vector<std::string>& v) {
+} // namespace
+
+std::string join_addresses(const std::vector<std::string>& v) {
     std::string out;
     for (const auto& s : v)
         out += (out.empty() ? "" : ",") + s;
     return out;
 }
-
-} // namespace
 
 bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out) {
     std::memset(out, 0, sizeof *out);
@@ -239,7 +239,7 @@ AssocId Endpoint::connect(const std::vector<std::string>& addresses, uint16_t sc
         addrs.push_back(ss);
     }
     if (addrs.empty())
-        throw Error("peer addresses [" + join(addresses) + "] have no address of a family this endpoint can reach");
+        throw Error("peer addresses [" + join_addresses(addresses) + "] have no address of a family this endpoint can reach");
 
     // The remote UDP port is copied into an association when it is created: set it right before.
     sctp_udpencaps encaps{};
@@ -260,7 +260,7 @@ AssocId Endpoint::connect(const std::vector<std::string>& addresses, uint16_t sc
         for (auto& a : addrs)
             if (sctp_assoc_t existing = usrsctp_getassocid(so_, reinterpret_cast<sockaddr*>(&a)))
                 return existing;
-    throw Error("cannot start an association to [" + join(addresses) + "] port " + std::to_string(sctp_port) +
+    throw Error("cannot start an association to [" + join_addresses(addresses) + "] port " + std::to_string(sctp_port) +
                 " (UDP " + std::to_string(udp_port) + "): " + std::strerror(err));
 }
 

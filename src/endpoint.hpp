@@ -79,6 +79,8 @@ private:
 bool parse_address(const std::string& text, uint16_t port, sockaddr_storage* out);
 // The size of the sockaddr actually held (what usrsctp's bind/connect calls take).
 socklen_t sockaddr_len(const sockaddr_storage& ss);
+// Addresses in text, comma-separated (for errors).
+std::string join_addresses(const std::vector<std::string>& addresses);
 // Text form of an address (without port).
 std::string address_text(const sockaddr* sa);
 // Turn these SCTP notifications on for every future association of the socket. False (errno set)

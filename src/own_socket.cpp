@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <usrsctp.h> // the notification layout the transport reads
 
-#include "endpoint.hpp" // interface_addresses, address_text
+#include "endpoint.hpp" // interface_addresses, address_text, join_addresses
 #include "error.hpp"
 #include "path_params.hpp"
 
@@ -27,13 +27,6 @@ std::vector<sctp::Address> ipv4_addresses(const std::vector<std::string>& text, 
     for (const auto& t : text)
         if (auto a = sctp::Address::parse(t, port); a && a->family == AF_INET)
             out.push_back(*a);
-    return out;
-}
-
-std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& s : v)
-        out += (out.empty() ? "" : ",") + s;
     return out;
 }
 
@@ -134,7 +127,7 @@ sctp::Config OwnSocket::engine_config(const Settings& s, uint16_t port, const st
 OwnSocket::OwnSocket(const Settings& s, const std::vector<std::string>& addresses) {
     refuse_unsupported(s);
     if (!addresses.empty() && ipv4_addresses(addresses, 0).empty())
-        throw Error("stack=own carries IPv4 only, and none of the addresses to bind is IPv4: [" + join(addresses) +
+        throw Error("stack=own carries IPv4 only, and none of the addresses to bind is IPv4: [" + join_addresses(addresses) +
                     "] (use stack=usrsctp)");
     // One address: bound to it. Several (multihoming) or none: the wildcard, and each packet is
     // sent from the address the peer last reached us at (IP_PKTINFO).
@@ -254,10 +247,10 @@ AssocId OwnSocket::connect(const std::vector<std::string>& addresses, uint16_t s
     std::lock_guard<std::mutex> g(mu_);
     const auto remotes = ipv4_addresses(addresses, udp_port);
     if (remotes.empty())
-        throw Error("peer addresses [" + join(addresses) + "] have no IPv4 address, the only family stack=own carries");
+        throw Error("peer addresses [" + join_addresses(addresses) + "] have no IPv4 address, the only family stack=own carries");
     const AssocId id = ep_->connect(remotes, sctp_port, sctp::Time(sctp::monotonic_us()));
     if (id == sctp::kNoAssoc)
-        throw Error("cannot start an association to [" + join(addresses) + "] port " + std::to_string(sctp_port) +
+        throw Error("cannot start an association to [" + join_addresses(addresses) + "] port " + std::to_string(sctp_port) +
                     " (UDP " + std::to_string(udp_port) + "): no usable address");
     driver_->mark_due();
     return id;
