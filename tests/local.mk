@@ -98,8 +98,14 @@ fuzz/hello_fuzz: $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello_auth.cpp \
 		$(top_srcdir)/src/hmac_sha256.cpp
-# The transport on a scripted socket: its own sources instrumented, usrsctp linked but never started;
-# a UBSan report stops the run (a finding), as in the iWARP targets.
+# Our own SCTP engine's sources, for the fuzz targets that link it.
+SCTP_ENGINE_FUZZ_SOURCES = \
+	$(top_srcdir)/src/sctp/address.cpp $(top_srcdir)/src/sctp/crc32c.cpp $(top_srcdir)/src/sctp/wire.cpp \
+	$(top_srcdir)/src/sctp/cookie.cpp $(top_srcdir)/src/sctp/endpoint.cpp $(top_srcdir)/src/sctp/handshake.cpp \
+	$(top_srcdir)/src/sctp/data_rx.cpp $(top_srcdir)/src/sctp/data_tx.cpp $(top_srcdir)/src/sctp/output.cpp \
+	$(top_srcdir)/src/sctp/shutdown.cpp $(top_srcdir)/src/sctp/path.cpp
+# The transport on a scripted socket: its own sources instrumented, usrsctp and our own engine
+# (stack=own) linked but never started; a UBSan report stops the run (a finding), as in the iWARP targets.
 TRANSPORT_FUZZ_FILES = $(top_srcdir)/tests/fuzz/transport_rx_fuzz.cpp \
 	$(top_srcdir)/src/transport.cpp $(top_srcdir)/src/transport_rx.cpp $(top_srcdir)/src/transport_tx.cpp \
 	$(top_srcdir)/src/transport_unlink.cpp $(top_srcdir)/src/transport_auth.cpp $(top_srcdir)/src/transport_packet_auth.cpp \
@@ -109,21 +115,18 @@ TRANSPORT_FUZZ_FILES = $(top_srcdir)/tests/fuzz/transport_rx_fuzz.cpp \
 	$(top_srcdir)/src/hmac_sha256.cpp $(top_srcdir)/src/packet_auth.cpp $(top_srcdir)/src/abort_cause.cpp \
 	$(top_srcdir)/src/endpoint.cpp $(top_srcdir)/src/endpoint_auth.cpp \
 	$(top_srcdir)/src/stack.cpp $(top_srcdir)/src/settings.cpp $(top_srcdir)/src/multihome.cpp $(top_srcdir)/src/rails.cpp \
-	$(top_srcdir)/src/path_params.cpp $(top_srcdir)/src/heap_policy.cpp
+	$(top_srcdir)/src/path_params.cpp $(top_srcdir)/src/heap_policy.cpp \
+	$(top_srcdir)/src/own_socket.cpp $(SCTP_ENGINE_FUZZ_SOURCES) $(top_srcdir)/src/sctp/udp_io.cpp
 fuzz/transport_rx_fuzz: $(TRANSPORT_FUZZ_FILES) $(top_srcdir)/src/transport.hpp $(top_srcdir)/src/sctp_socket.hpp \
 		$(top_srcdir)/src/endpoint.hpp $(top_srcdir)/src/peer_table.hpp $(top_srcdir)/src/reorder.hpp \
 		$(top_srcdir)/src/held_bytes.hpp $(top_srcdir)/src/frame.hpp $(top_srcdir)/src/hello_auth.hpp \
 		$(top_srcdir)/src/packet_auth.hpp
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -fno-sanitize-recover=undefined $(CPPFLAGS) -o $@ $(TRANSPORT_FUZZ_FILES) \
-		$(LDFLAGS) $(USRSCTP_LIBS) -pthread
+		$(LDFLAGS) $(USRSCTP_LIBS) $(CRYPTO_LIBS) -pthread
 # Our own SCTP engine's packet parser and one Endpoint's answer to a packet (pure, seeded:
 # deterministic); libcrypto for the cookie's HMAC.
-SCTP_ENGINE_FUZZ_FILES = $(top_srcdir)/tests/fuzz/sctp_packet_fuzz.cpp \
-	$(top_srcdir)/src/sctp/address.cpp $(top_srcdir)/src/sctp/crc32c.cpp $(top_srcdir)/src/sctp/wire.cpp \
-	$(top_srcdir)/src/sctp/cookie.cpp $(top_srcdir)/src/sctp/endpoint.cpp $(top_srcdir)/src/sctp/handshake.cpp \
-	$(top_srcdir)/src/sctp/data_rx.cpp $(top_srcdir)/src/sctp/data_tx.cpp $(top_srcdir)/src/sctp/output.cpp \
-	$(top_srcdir)/src/sctp/shutdown.cpp $(top_srcdir)/src/sctp/path.cpp
+SCTP_ENGINE_FUZZ_FILES = $(top_srcdir)/tests/fuzz/sctp_packet_fuzz.cpp $(SCTP_ENGINE_FUZZ_SOURCES)
 fuzz/sctp_packet_fuzz: $(SCTP_ENGINE_FUZZ_FILES) $(top_srcdir)/src/sctp/engine.hpp $(top_srcdir)/src/sctp/impl.hpp \
 		$(top_srcdir)/src/sctp/wire.hpp $(top_srcdir)/src/sctp/ring.hpp $(top_srcdir)/src/sctp/cookie.hpp \
 		$(top_srcdir)/src/sctp/crc32c.hpp
