@@ -323,7 +323,9 @@ step_vcluster() { run_root_test tests/vcluster/selftest; }
 # 1500, for ch3:sctp and for RDMA.
 step_failover() {
     run_root_test tests/vcluster/failover || return
-    FAILOVER_MTU=1500 run_root_test tests/vcluster/failover mixed rdma
+    FAILOVER_MTU=1500 run_root_test tests/vcluster/failover mixed rdma || return
+    # The transport on our own SCTP engine (stack=own) through the same rail cycles.
+    MPIR_CVAR_CH3_SCTP_STACK=own run_root_test tests/vcluster/failover mixed down-at-start all-rails-down
 }
 
 # Jobs launched as on real machines: sshd in every host, the multihome file written over ssh by

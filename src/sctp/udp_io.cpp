@@ -216,6 +216,7 @@ int UdpSocket::send_one(const sockaddr_in& to, const uint8_t* data, size_t len, 
             std::memcpy(CMSG_DATA(c), &pi, sizeof pi);
         }
     }
+    bool stale_error_seen = false;
     for (int waits = 0;;) {
         if (sendmsg(fd_, &h, MSG_DONTWAIT) >= 0) {
             ++stats_.sends;
@@ -233,8 +234,13 @@ int UdpSocket::send_one(const sockaddr_in& to, const uint8_t* data, size_t len, 
         }
         if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS)
             return 1; // dropped: the engine's retransmission covers it
-        if (e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH)
-            continue; // a queued ICMP error of an earlier send: this one was not sent yet
+        // Once: a queued ICMP error of an earlier send (this one was not sent yet). Again: the
+        // route itself fails (a rail down: ENETUNREACH every time), which the caller must hear
+        // (retrying it for ever held the engine, and its process stopped answering on every path).
+        if ((e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH) && !stale_error_seen) {
+            stale_error_seen = true;
+            continue;
+        }
         return -e;
     }
 }

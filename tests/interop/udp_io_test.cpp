@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -198,4 +201,37 @@ TEST(UdpIo, DriverWaitEndsAtTheEnginesDeadline) {
     EXPECT_FALSE(poked) << "a wait did not end at the engine's deadline";
     EXPECT_GE(timeouts_before_poke, 2u) << "the waits ended at the INIT timer's deadlines";
     EXPECT_GE(inits, 3) << "the INIT and two retransmissions, each after a wait that ended at the deadline";
+}
+
+// A destination the kernel has no route to (a rail that went down) fails every send with
+// ENETUNREACH: the send reports it to the caller at once. It used to retry for ever (taking it for
+// an ICMP error queued by an earlier send), and the engine's process stopped answering on every
+// path. Run in a network namespace of its own with no route at all (needs root: skipped otherwise);
+// the child must finish within 10 s.
+TEST(UdpIo, SendWithoutARouteFailsAtOnce) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (unshare(CLONE_NEWNET) != 0)
+            _exit(77);
+        sc::UdpSocket::Options o;
+        o.addr = "0.0.0.0";
+        sc::UdpSocket sock(o);
+        const sockaddr_in to = sc::to_sockaddr_in(*sc::Address::parse("198.18.0.1", 9));
+        const uint8_t packet[48] = {};
+        const int r = sock.send(to, packet, sizeof packet, 0);
+        _exit(r == -ENETUNREACH ? 0 : 1);
+    }
+    int status = 0;
+    for (int i = 0; i < 1000 && waitpid(child, &status, WNOHANG) == 0; ++i)
+        usleep(10'000);
+    if (waitpid(child, &status, WNOHANG) == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        FAIL() << "the send to an unroutable address did not return within 10 s";
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        GTEST_SKIP() << "no network namespace of our own (not root)";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the send did not fail with ENETUNREACH";
 }
