@@ -16,9 +16,9 @@
 namespace sctpm {
 namespace {
 
-constexpr unsigned kReadsPerInput = 16;
+constexpr unsigned kReadsPerInput = 16; // recvmmsg batches per input (each up to 16 datagrams)
 // The longest the standby thread sleeps without looking (the engine's timers wake it sooner).
-constexpr int64_t kStandbyLookUs = 200000; // recvmmsg batches per input (each up to 16 datagrams)
+constexpr int64_t kStandbyLookUs = 200000;
 constexpr uint32_t kUdpIpv4Overhead = 20 + 8;
 constexpr uint32_t kMaxPacket = 65000; // the largest SCTP packet we make (room below UDP's limit)
 
@@ -27,6 +27,14 @@ std::vector<sctp::Address> ipv4_addresses(const std::vector<std::string>& text, 
     for (const auto& t : text)
         if (auto a = sctp::Address::parse(t, port); a && a->family == AF_INET)
             out.push_back(*a);
+    return out;
+}
+
+std::vector<std::string> ipv4_only(const std::vector<std::string>& text) {
+    std::vector<std::string> out;
+    for (const auto& t : text)
+        if (auto a = sctp::Address::parse(t, 0); a && a->family == AF_INET)
+            out.push_back(t);
     return out;
 }
 
@@ -126,22 +134,15 @@ sctp::Config OwnSocket::engine_config(const Settings& s, uint16_t port, const st
 
 OwnSocket::OwnSocket(const Settings& s, const std::vector<std::string>& addresses) {
     refuse_unsupported(s);
-    if (!addresses.empty() && ipv4_addresses(addresses, 0).empty())
+    bound_ = ipv4_only(addresses);
+    if (!addresses.empty() && bound_.empty())
         throw Error("stack=own carries IPv4 only, and none of the addresses to bind is IPv4: [" + join_addresses(addresses) +
                     "] (use stack=usrsctp)");
     // One address: bound to it. Several (multihoming) or none: the wildcard, and each packet is
     // sent from the address the peer last reached us at (IP_PKTINFO).
-    const auto v4 = ipv4_addresses(addresses, 0);
-    sock_ = bind_udp(s, v4.size() == 1 ? addresses.front() : "0.0.0.0");
-    if (addresses.empty()) {
-        for (const auto& a : interface_addresses())
-            if (a.find(':') == std::string::npos)
-                bound_.push_back(a);
-    } else {
-        for (const auto& a : addresses)
-            if (a.find(':') == std::string::npos)
-                bound_.push_back(a);
-    }
+    sock_ = bind_udp(s, bound_.size() == 1 ? bound_.front() : "0.0.0.0");
+    if (addresses.empty())
+        bound_ = ipv4_only(interface_addresses());
     ep_ = std::make_unique<sctp::Endpoint>(engine_config(s, sock_->port(), bound_),
                                            [](uint8_t* p, size_t n) { sctp::fill_random(p, n); });
     driver_ = std::make_unique<sctp::EngineDriver>(*ep_, *sock_, kReadsPerInput);
@@ -222,9 +223,8 @@ int OwnSocket::input_locked(int max_reads) {
     size_t packets = 0;
     if (max_reads > 0) {
         packets = driver_->input(now); // also ends the batch and runs the due timers
-    } else if (const auto d = ep_->next_deadline(); d && *d <= now) {
-        ep_->handle_timeout(now);
-        driver_->mark_due();
+    } else {
+        driver_->run_due_timers(now);
     }
     driver_->output_if_due();
     wake_reader();

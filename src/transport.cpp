@@ -169,6 +169,7 @@ void Transport::attach_socket(std::unique_ptr<SctpSocket> socket, uint16_t port)
     if (auto in = ep_->caller_input()) { // our own engine: the progress engine is its only driver
         progress_.set_input(in->input, in->fd);
         progress_.set_input_timer(in->next_timer_us);
+        input_from_socket_ = true;
     } else if (s_.caller_input) {
         progress_.set_input(udp_input, udp_input_fd());
     }
@@ -183,7 +184,7 @@ Transport::~Transport() {
         ep_->set_upcall(nullptr, nullptr);
     if (upcall_)
         detach_upcall(upcall_);
-    if (ep_ && ep_->caller_input())
+    if (input_from_socket_)
         progress_.drop_input(); // it calls into the socket, which goes first
     ep_.reset();
 }

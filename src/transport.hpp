@@ -235,6 +235,7 @@ private:
     bool stall_reported_ = false;
     bool closing_ = false;            // shutdown() runs: no new association for check_unproven
     UpcallTarget* upcall_ = nullptr; // usrsctp's upcall argument (transport.cpp says why)
+    bool input_from_socket_ = false; // progress_'s packet input is the socket's (SctpSocket::caller_input)
 };
 
 // Addresses to bind for this process, from the settings (interface hostname, multihome file,

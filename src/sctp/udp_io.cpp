@@ -359,12 +359,16 @@ size_t EngineDriver::input_from(Time now, int64_t first_wait_us) {
         ep_.end_of_batch(now);
         due_ = true;
     }
+    run_due_timers(now);
+    return packets;
+}
+
+void EngineDriver::run_due_timers(Time now) {
     if (const auto d = ep_.next_deadline(); d && *d <= now) {
         ++stats_.timeouts;
         ep_.handle_timeout(now);
         due_ = true;
     }
-    return packets;
 }
 
 size_t EngineDriver::output(Time now) {

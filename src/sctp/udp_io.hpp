@@ -195,6 +195,8 @@ public:
 
     // Reads what is ready and feeds it; returns the packets read. Also ends the batch and runs due timers.
     size_t input(Time now);
+    // Runs the engine's timers if one is due at `now` (what input() does after its reads).
+    void run_due_timers(Time now);
     // Sends everything the engine has to send; returns the bursts sent.
     size_t output(Time now);
     // output() only if something may have become due since the last one: input() read packets

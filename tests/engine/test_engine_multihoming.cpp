@@ -32,30 +32,15 @@ Config mh_config(uint8_t last) {
 }
 
 // Two dual-homed nodes (10.0.0.1 / 10.1.0.1 and 10.0.0.2 / 10.1.0.2), checked traffic between them.
-struct MhPair {
-    Net net;
-    Traffic traffic;
-    std::vector<Event> ev[2];
+struct MhPair : TrafficPair {
     Address a[2][2]; // a[node][rail]
 
     MhPair(uint64_t seed, Faults f = {}, Config c0 = mh_config(1), Config c1 = mh_config(2))
-        : net(seed, f), traffic(net, seed) {
-        net.add(c0, 1, seed * 2 + 1);
-        net.add(c1, 2, seed * 2 + 2);
+        : TrafficPair(seed, f, c0, c1) {
         for (int n = 0; n < 2; ++n) {
             a[n][0] = net.node(n).address;
             a[n][1] = net.add_address(n, 1);
         }
-        net.on_event = [this](Node& n, const Event& e, const std::vector<uint8_t>& data) {
-            int side = &n == &net.node(0) ? 0 : 1;
-            if (e.type == EventType::data) {
-                traffic.on_data(side, e, data);
-                return;
-            }
-            ev[side].push_back(e);
-            if (e.type == EventType::assoc_up)
-                traffic.set_assoc(side, e.assoc);
-        };
     }
     // Node 0 connects to node 1's first address only: the second comes from the INIT-ACK.
     void connect() {

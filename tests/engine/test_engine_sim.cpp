@@ -30,29 +30,9 @@ Config sim_config() {
 }
 
 // Two nodes, checked traffic, events recorded per side.
-struct Pair {
-    Net net;
-    Traffic traffic;
-    std::vector<Event> ev[2];
-    int ups[2] = {0, 0};
-
+struct Pair : TrafficPair {
     Pair(uint64_t seed, Faults f = {}, Config c0 = sim_config(), Config c1 = sim_config())
-        : net(seed, f), traffic(net, seed) {
-        net.add(c0, 1, seed * 2 + 1);
-        net.add(c1, 2, seed * 2 + 2);
-        net.on_event = [this](Node& n, const Event& e, const std::vector<uint8_t>& data) {
-            int side = &n == &net.node(0) ? 0 : 1;
-            if (e.type == EventType::data) {
-                traffic.on_data(side, e, data);
-                return;
-            }
-            ev[side].push_back(e);
-            if (e.type == EventType::assoc_up) {
-                ++ups[side];
-                traffic.set_assoc(side, e.assoc);
-            }
-        };
-    }
+        : TrafficPair(seed, f, c0, c1) {}
     AssocId connect(int side) {
         Address peer = net.node(1 - side).address;
         AssocId id = net.ep(side).connect(std::span<const Address>(&peer, 1), 5000, net.now);

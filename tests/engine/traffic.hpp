@@ -117,4 +117,32 @@ private:
     std::vector<uint8_t> buf_;
 };
 
+// Two nodes (ids 1 and 2) of a simulated network with checked traffic between them: every event
+// but data is recorded per side (ev), and an assoc_up gives the traffic its association.
+struct TrafficPair {
+    Net net;
+    Traffic traffic;
+    std::vector<Event> ev[2];
+    int ups[2] = {0, 0}; // assoc_up events per side
+
+    TrafficPair(uint64_t seed, Faults f, const Config& c0, const Config& c1) : net(seed, f), traffic(net, seed) {
+        net.add(c0, 1, seed * 2 + 1);
+        net.add(c1, 2, seed * 2 + 2);
+        net.on_event = [this](Node& n, const Event& e, const std::vector<uint8_t>& data) {
+            int side = &n == &net.node(0) ? 0 : 1;
+            if (e.type == EventType::data) {
+                traffic.on_data(side, e, data);
+                return;
+            }
+            ev[side].push_back(e);
+            if (e.type == EventType::assoc_up) {
+                ++ups[side];
+                traffic.set_assoc(side, e.assoc);
+            }
+        };
+    }
+    TrafficPair(const TrafficPair&) = delete; // on_event holds `this`
+    TrafficPair& operator=(const TrafficPair&) = delete;
+};
+
 } // namespace sim
