@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// HMAC-SHA-256 (FIPS 180-4, RFC 2104) for the hello's proof of membership (hello_auth.hpp), and
-// the kernel's random bytes for keys and nonces. Small and dependency-free: the transport is
-// linked into MPICH's libmpi, whose link line should not grow a crypto library for one MAC per
-// association.
+// HMAC-SHA-256 for the hello's proof of membership (hello_auth.hpp) and the packet-auth keys
+// (packet_auth.hpp), from OpenSSL's libcrypto (maintained, and it uses the CPU's SHA
+// instructions), and the kernel's random bytes for keys and nonces.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -15,7 +14,7 @@ namespace sctpm {
 
 using Digest = std::array<uint8_t, 32>;
 
-// HMAC-SHA-256 of the concatenation of `parts` under `key`.
+// HMAC-SHA-256 of the concatenation of `parts` under `key`; throws Error if libcrypto fails.
 Digest hmac_sha256(std::string_view key, std::span<const std::string_view> parts);
 inline Digest hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts) {
     return hmac_sha256(key, std::span<const std::string_view>(parts.begin(), parts.size()));

@@ -97,7 +97,7 @@ fuzz/hello_fuzz: $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello
 		$(top_srcdir)/src/hmac_sha256.cpp
 	@mkdir -p fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/hello_fuzz.cpp $(top_srcdir)/src/hello_auth.cpp \
-		$(top_srcdir)/src/hmac_sha256.cpp
+		$(top_srcdir)/src/hmac_sha256.cpp $(CRYPTO_LIBS)
 # Our own SCTP engine's sources, for the fuzz targets that link it.
 SCTP_ENGINE_FUZZ_SOURCES = \
 	$(top_srcdir)/src/sctp/address.cpp $(top_srcdir)/src/sctp/crc32c.cpp $(top_srcdir)/src/sctp/wire.cpp \
