@@ -2,7 +2,6 @@
 # iwarp/: the software RNIC (RDMAP/DDP over SCTP, RFC 5040/5041/5043).
 noinst_LTLIBRARIES += iwarp/libiwarp.la
 iwarp_libiwarp_la_SOURCES = \
-	iwarp/byte_order.hpp \
 	iwarp/wire.hpp iwarp/wire.cpp \
 	iwarp/memory.hpp iwarp/memory.cpp \
 	iwarp/validate.hpp iwarp/validate.cpp
@@ -35,7 +34,7 @@ IWARP_FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sa
 IWARP_FUZZ_SOURCES = $(top_srcdir)/tests/fuzz/iwarp_segment_fuzz.cpp \
 	$(top_srcdir)/iwarp/wire.cpp $(top_srcdir)/iwarp/memory.cpp $(top_srcdir)/iwarp/validate.cpp
 fuzz/iwarp_segment_fuzz: $(IWARP_FUZZ_SOURCES) $(top_srcdir)/iwarp/wire.hpp $(top_srcdir)/iwarp/memory.hpp \
-		$(top_srcdir)/iwarp/validate.hpp $(top_srcdir)/iwarp/byte_order.hpp
+		$(top_srcdir)/iwarp/validate.hpp $(top_srcdir)/src/byte_order.hpp
 	@mkdir -p fuzz
 	$(IWARP_FUZZ_CXX) $(IWARP_FUZZ_FLAGS) -o $@ $(IWARP_FUZZ_SOURCES)
 # One queue pair driven by a scripted peer (connection, placement, early messages, requests).

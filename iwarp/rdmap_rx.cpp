@@ -15,6 +15,7 @@
 #include <cstring>
 
 namespace iwarp {
+namespace be = sctpm::be;
 
 namespace {
 

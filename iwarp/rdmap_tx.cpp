@@ -13,6 +13,7 @@
 #include <cstring>
 
 namespace iwarp {
+namespace be = sctpm::be;
 
 namespace {
 

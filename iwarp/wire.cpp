@@ -9,6 +9,7 @@
 #include <cstdio>
 
 namespace iwarp {
+namespace be = sctpm::be;
 
 namespace {
 

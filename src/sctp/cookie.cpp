@@ -18,12 +18,6 @@ namespace {
 constexpr uint8_t kVersion = 1;
 constexpr size_t kBody = 96;
 
-void put64(uint8_t* p, uint64_t v) {
-    wire::put32(p, static_cast<uint32_t>(v >> 32));
-    wire::put32(p + 4, static_cast<uint32_t>(v));
-}
-uint64_t get64(const uint8_t* p) { return static_cast<uint64_t>(wire::get32(p)) << 32 | wire::get32(p + 4); }
-
 void mac(const uint8_t key[kCookieKeySize], const uint8_t* body, uint8_t out[32]) {
     unsigned int len = 32;
     HMAC(EVP_sha256(), key, kCookieKeySize, body, kBody, out, &len);
@@ -34,8 +28,8 @@ void mac(const uint8_t key[kCookieKeySize], const uint8_t* body, uint8_t out[32]
 void write_cookie(const CookieData& c, const uint8_t key[kCookieKeySize], uint8_t out[kCookieSize]) {
     std::memset(out, 0, kBody);
     out[0] = kVersion;
-    put64(out + 4, static_cast<uint64_t>(c.created));
-    put64(out + 12, static_cast<uint64_t>(c.lifetime));
+    be::store64(out + 4, static_cast<uint64_t>(c.created));
+    be::store64(out + 12, static_cast<uint64_t>(c.lifetime));
     wire::put32(out + 20, c.local_tag);
     wire::put32(out + 24, c.peer_tag);
     wire::put32(out + 28, c.local_tie_tag);
@@ -61,8 +55,8 @@ const char* read_cookie(const uint8_t* p, size_t n, const uint8_t key[kCookieKey
     mac(key, p, want);
     if (CRYPTO_memcmp(want, p + kBody, 32) != 0)
         return "State Cookie signature mismatch";
-    c.created = static_cast<Time>(get64(p + 4));
-    c.lifetime = static_cast<Time>(get64(p + 12));
+    c.created = static_cast<Time>(be::load64(p + 4));
+    c.lifetime = static_cast<Time>(be::load64(p + 12));
     c.local_tag = wire::get32(p + 20);
     c.peer_tag = wire::get32(p + 24);
     c.local_tie_tag = wire::get32(p + 28);

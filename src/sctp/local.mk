@@ -5,7 +5,7 @@ noinst_LTLIBRARIES += src/sctp/libsctpengine.la
 src_sctp_libsctpengine_la_SOURCES = \
 	src/sctp/engine.hpp src/sctp/address.cpp \
 	src/sctp/crc32c.hpp src/sctp/crc32c.cpp \
-	src/sctp/wire.hpp src/sctp/wire.cpp \
+	src/byte_order.hpp src/sctp/wire.hpp src/sctp/wire.cpp \
 	src/sctp/cookie.hpp src/sctp/cookie.cpp \
 	src/sctp/ring.hpp src/sctp/impl.hpp \
 	src/sctp/endpoint.cpp src/sctp/handshake.cpp \

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "byte_order.hpp"
+
 namespace sctpm::sctp::wire {
 
 // ---- constants (RFC 9260 §3.2, §3.3.10; RFC 6951 nothing extra on the wire) ----------------
@@ -74,21 +76,10 @@ constexpr size_t kSackFixedSize = 16;
 
 inline size_t pad4(size_t n) { return (n + 3) & ~size_t{3}; }
 
-inline uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-inline uint32_t get32(const uint8_t* p) {
-    return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 |
-           static_cast<uint32_t>(p[2]) << 8 | p[3];
-}
-inline void put16(uint8_t* p, uint16_t v) {
-    p[0] = static_cast<uint8_t>(v >> 8);
-    p[1] = static_cast<uint8_t>(v);
-}
-inline void put32(uint8_t* p, uint32_t v) {
-    p[0] = static_cast<uint8_t>(v >> 24);
-    p[1] = static_cast<uint8_t>(v >> 16);
-    p[2] = static_cast<uint8_t>(v >> 8);
-    p[3] = static_cast<uint8_t>(v);
-}
+inline uint16_t get16(const uint8_t* p) { return be::load16(p); }
+inline uint32_t get32(const uint8_t* p) { return be::load32(p); }
+inline void put16(uint8_t* p, uint16_t v) { be::store16(p, v); }
+inline void put32(uint8_t* p, uint32_t v) { be::store32(p, v); }
 
 // ---- reading ---------------------------------------------------------------------------------
 struct CommonHeader {

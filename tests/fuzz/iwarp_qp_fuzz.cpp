@@ -46,6 +46,7 @@
 #include <vector>
 
 using namespace iwarp;
+namespace be = sctpm::be;
 
 namespace {
 

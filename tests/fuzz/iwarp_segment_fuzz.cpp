@@ -19,6 +19,7 @@
 #include <vector>
 
 using namespace iwarp;
+namespace be = sctpm::be;
 
 namespace {
 

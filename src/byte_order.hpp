@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Big-endian (network order) loads and stores on raw bytes: every iWARP field is big-endian and
-// may sit at any alignment, so fields are assembled byte by byte.
+// Big-endian (network order) loads and stores on raw bytes, for every wire format here (SCTP's
+// chunks in src/sctp/, iWARP's headers in iwarp/): fields are big-endian and may sit at any
+// alignment, so they are assembled byte by byte.
 #pragma once
 #include <cstdint>
 
-namespace iwarp::be {
+namespace sctpm::be {
 
 inline uint16_t load16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
 
@@ -29,4 +30,4 @@ inline void store64(uint8_t* p, uint64_t v) {
     store32(p + 4, uint32_t(v));
 }
 
-} // namespace iwarp::be
+} // namespace sctpm::be
