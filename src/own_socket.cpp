@@ -41,10 +41,10 @@ std::vector<std::string> ipv4_only(const std::vector<std::string>& text) {
 void refuse_unsupported(const Settings& s) {
     if (s.auth == AuthMode::packet)
         throw Error("auth=packet needs SCTP-AUTH, which stack=own does not have yet: use auth=hello, or stack=usrsctp");
-    if (s.cmt != CmtMode::off)
+    if (s.cmt != CmtMode::off && s.cmt != CmtMode::base)
         throw Error(std::string("cmt=") + to_string(s.cmt) +
-                    " needs concurrent multipath transfer, which stack=own does not have yet (it fails over between "
-                    "paths): use cmt=off, or stack=usrsctp");
+                    " couples the paths' congestion windows, which stack=own does not do yet (it has cmt=base, "
+                    "each path with its own window): use cmt=base, or stack=usrsctp");
 }
 
 std::unique_ptr<sctp::UdpSocket> bind_udp(const Settings& s, const std::string& addr) {
@@ -129,6 +129,7 @@ sctp::Config OwnSocket::engine_config(const Settings& s, uint16_t port, const st
     c.heartbeat_interval = sctp::Time(s.heartbeat_ms) * 1000;
     c.path_max_retransmits = s.path_max_retrans;
     c.pf_max_retransmits = s.pf_threshold;
+    c.cmt = s.cmt == CmtMode::base;
     return c;
 }
 

@@ -14,7 +14,8 @@
 // What the transport reads is the same as from usrsctp: messages in pieces (a message stays in
 // the engine until it has been read whole, so nothing is copied on the way), and notifications
 // in usrsctp's layout (sctp_assoc_change, sctp_paddr_change), made here from the engine's events.
-// Not there yet, refused with an error that says so: SCTP-AUTH (auth=packet), CMT, IPv6.
+// Not there yet, refused with an error that says so: SCTP-AUTH (auth=packet), the CMT variants
+// that couple the paths' windows (cmt=rpv1, rpv2, mptcp; cmt=base is there), IPv6.
 #pragma once
 #include <atomic>
 #include <cstdint>

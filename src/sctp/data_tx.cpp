@@ -102,12 +102,14 @@ void Endpoint::Impl::rtt_sample(Path* p, Time r) {
     p->rto = std::clamp(p->srtt + 4 * p->rttvar, cfg.rto_min, cfg.rto_max);
 }
 
-bool Endpoint::Impl::ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done) {
+bool Endpoint::Impl::ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done, uint32_t* bytes_on) {
     bool advanced = false;
     while (!a->out.empty() && tsn_le(a->tx_base, cum)) {
         TxChunk& c = a->out.front();
         if (c.state != ChunkState::acked) {
             bytes += c.len;
+            if (bytes_on != nullptr)
+                bytes_on[c.path] += c.len;
             a->acked_paths |= 1u << c.path;
         }
         if (c.state == ChunkState::in_flight) {
@@ -143,9 +145,30 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
         return;
     }
     uint32_t flight_before = a->cur->flight; // congestion control is the current path's
+    // CMT: congestion control per path. Each path's flight before this SACK, the bytes it newly
+    // acknowledges per path, the earliest TSN in flight on each path (the cwnd update for CMT),
+    // and the highest TSN newly acknowledged per path (split fast retransmit).
+    const bool cmt = cfg.cmt;
+    uint32_t path_flight[kMaxPaths], bytes_on[kMaxPaths] = {}, first_out[kMaxPaths], htna_on[kMaxPaths];
+    bool htna_on_set[kMaxPaths] = {};
+    if (cmt) {
+        size_t waiting = 0; // paths with data in flight whose earliest TSN is not found yet
+        for (const Path& q : a->paths) {
+            path_flight[q.index] = q.flight;
+            first_out[q.index] = a->next_tsn; // none
+            waiting += q.flight > 0;
+        }
+        for (size_t i = 0; i < a->out.size() && waiting > 0; ++i) {
+            const TxChunk& c = a->out[i];
+            if (c.state == ChunkState::in_flight && first_out[c.path] == a->next_tsn) {
+                first_out[c.path] = a->tx_base + static_cast<uint32_t>(i);
+                --waiting;
+            }
+        }
+    }
     uint32_t bytes = 0;
     bool rtt_done = false;
-    bool advanced = ack_cum(a, cum, now, bytes, rtt_done);
+    bool advanced = ack_cum(a, cum, now, bytes, rtt_done, cmt ? bytes_on : nullptr);
 
     // Gap blocks: mark newly acknowledged chunks; remember the highest newly acknowledged TSN.
     bool htna_set = advanced;
@@ -167,6 +190,13 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
             c.state = ChunkState::acked;
             bytes += c.len;
             a->acked_paths |= 1u << c.path;
+            if (cmt) {
+                bytes_on[c.path] += c.len;
+                if (!htna_on_set[c.path] || tsn_gt(t, htna_on[c.path])) {
+                    htna_on[c.path] = t;
+                    htna_on_set[c.path] = true;
+                }
+            }
             if (a->timing && a->rtt_tsn == t) {
                 a->timing = false;
                 if (!c.retransmitted && !rtt_done) {
@@ -182,14 +212,28 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
     }
 
     // Miss indications (§7.2.4, HTNA): chunks below the highest newly acknowledged TSN that are
-    // still missing; the third one sends the chunk by fast retransmit.
+    // still missing; the third one sends the chunk by fast retransmit. With CMT (split fast
+    // retransmit) only data sent later on the chunk's own path counts: the paths reorder each
+    // other's data all the time.
     if (s.gap_count > 0 && htna_set) {
         bool marked = false;
         for (uint32_t t = a->tx_base; tsn_lt(t, htna); ++t) {
             TxChunk& c = a->out[t - a->tx_base];
             if (c.state != ChunkState::in_flight || c.fast_rtx_done)
                 continue;
+            if (cmt && (!htna_on_set[c.path] || !tsn_lt(t, htna_on[c.path])))
+                continue;
             if (++c.misses >= 3) {
+                if (cmt) {
+                    Path& q = a->paths[c.path];
+                    if (!q.fast_recovery) { // §7.2.3 on the chunk's own path, once per window
+                        q.ssthresh = std::max(q.cwnd / 2, 4 * a->mtu);
+                        q.cwnd = q.ssthresh;
+                        q.pba = 0;
+                        q.fast_recovery = true;
+                        q.recovery_exit = a->next_tsn - 1;
+                    }
+                }
                 c.state = ChunkState::rtx;
                 c.fast_rtx = true;
                 c.fast_rtx_done = true;
@@ -202,7 +246,7 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
                 marked = true;
             }
         }
-        if (marked && !a->fast_recovery) {
+        if (marked && !cmt && !a->fast_recovery) {
             a->cur->ssthresh = std::max(a->cur->cwnd / 2, 4 * a->mtu);
             a->cur->cwnd = a->cur->ssthresh;
             a->cur->pba = 0;
@@ -222,7 +266,9 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
     // about one burst above the flight, whatever the path could carry.
     const bool burst_limited = cfg.max_burst != 0 && a->burst >= cfg.max_burst && !a->queue.empty();
     const bool in_use = flight_before + a->mtu > a->cur->cwnd || burst_limited;
-    if (advanced && !a->fast_recovery) {
+    if (cmt) {
+        cmt_after_sack(a, path_flight, bytes_on, first_out, cum, burst_limited);
+    } else if (advanced && !a->fast_recovery) {
         if (a->cur->cwnd <= a->cur->ssthresh) {
             if (in_use)
                 a->cur->cwnd += std::min(bytes, a->mtu);
@@ -262,6 +308,35 @@ void Endpoint::Impl::on_sack(Assoc* a, const SackChunk& s, Time now) {
     after_acks(a, now);
 }
 
+// CMT's congestion control after a SACK (§7.2.1, §7.2.2 per path, with the cwnd update for CMT):
+// a path's cwnd grows only when the earliest data in flight on it (its pseudo-cumulative TSN)
+// was acknowledged, by the bytes newly acknowledged on it, and only while its window was in use.
+void Endpoint::Impl::cmt_after_sack(Assoc* a, const uint32_t* flight_before, const uint32_t* bytes_on,
+                                    const uint32_t* first_out, uint32_t cum, bool burst_limited) {
+    for (Path& q : a->paths) {
+        if (q.fast_recovery && (a->out.empty() || tsn_ge(cum, q.recovery_exit)))
+            q.fast_recovery = false;
+        const uint32_t i = q.index;
+        if (bytes_on[i] == 0 || q.fast_recovery || first_out[i] == a->next_tsn)
+            continue;
+        const bool pseudo_cum_acked = tsn_lt(first_out[i], a->tx_base) ||
+                                      a->out[first_out[i] - a->tx_base].state == ChunkState::acked;
+        if (!pseudo_cum_acked)
+            continue;
+        const bool in_use = flight_before[i] + a->mtu > q.cwnd || burst_limited;
+        if (q.cwnd <= q.ssthresh) {
+            if (in_use)
+                q.cwnd += std::min(bytes_on[i], a->mtu);
+        } else {
+            q.pba += bytes_on[i];
+            if (q.pba >= q.cwnd && in_use) {
+                q.pba -= q.cwnd;
+                q.cwnd += a->mtu;
+            }
+        }
+    }
+}
+
 void Endpoint::Impl::after_acks(Assoc* a, Time now) {
     if (a->blocked_want && a->queued + a->blocked_want <= cfg.send_buffer) {
         a->blocked_want = 0;
@@ -297,6 +372,13 @@ void Endpoint::Impl::on_t3(Assoc* a, Time now) {
     p->rto = std::min(p->rto * 2, cfg.rto_max);
     if (!path_timeout(a, p, now, true))
         return;
+    if (cfg.cmt && p->flight > 0) {
+        on_t3_cmt(a, p);
+        a->t3 = now + a->cur->rto;
+        arm(a);
+        mark_ready(a);
+        return;
+    }
     for (size_t i = 0; i < a->out.size(); ++i) {
         TxChunk& c = a->out[i];
         if (c.state == ChunkState::in_flight) {
@@ -323,6 +405,25 @@ void Endpoint::Impl::on_t3(Assoc* a, Time now) {
     a->burst = 0;
     a->t3 = now + a->cur->rto;
     mark_ready(a);
+}
+
+// CMT's T3 (§6.3.3 per path): only the data in flight on the path that timed out is resent
+// (elsewhere, by RTX-CWND); the other paths' data and windows are theirs.
+void Endpoint::Impl::on_t3_cmt(Assoc* a, Path* p) {
+    p->fast_recovery = false;
+    for (size_t i = 0; i < a->out.size(); ++i) {
+        TxChunk& c = a->out[i];
+        if (c.state != ChunkState::in_flight || c.path != p->index)
+            continue;
+        c.state = ChunkState::rtx;
+        c.fast_rtx = false;
+        ++a->rtx_count;
+        a->flight -= c.len;
+        p->flight -= c.len;
+        if (a->timing && a->rtt_tsn == a->tx_base + static_cast<uint32_t>(i))
+            a->timing = false;
+    }
+    a->burst = 0;
 }
 
 } // namespace sctpm::sctp

@@ -129,6 +129,15 @@ struct Config {
     // recommendation); >= path_max_retransmits: no PF state. A single path never turns PF (there
     // is nowhere else to send).
     uint32_t pf_max_retransmits = 0;
+    // Concurrent Multipath Transfer (Iyengar, Amer and Stewart, "Concurrent Multipath Transfer
+    // Using SCTP Multihoming Over Independent End-to-End Paths", 2006): new data goes to every
+    // active path, a burst at a time in turn, each path within its own cwnd; split fast
+    // retransmit (a chunk is missed only when later data sent on its own path is acknowledged),
+    // the cwnd update for CMT (a path's cwnd grows when the earliest data outstanding on it is
+    // acknowledged), fast recovery per path, T3 per path (only that path's data is resent), and
+    // retransmissions to the active path with the largest cwnd (RTX-CWND). Potentially-failed
+    // paths carry no data (CMT-PF). Without DAC (the receiver acknowledges as without CMT).
+    bool cmt = false;
 };
 
 // The state of one path (one peer transport address) of an association.

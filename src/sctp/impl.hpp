@@ -158,6 +158,8 @@ struct Path {
     Time rto = 0, srtt = 0, rttvar = 0;
     uint32_t cwnd = 0, ssthresh = 0, pba = 0;
     uint32_t flight = 0;      // bytes in flight last sent here (cwnd limits it)
+    bool fast_recovery = false; // CMT: fast recovery is per path (else the association's)
+    uint32_t recovery_exit = 0;
     Time last_sent = 0;       // data or a heartbeat last went here (the idle test)
     Time t_hb = kNever;       // next heartbeat, or the outstanding one's RTO expiry
     bool hb_out = false;      // a heartbeat is outstanding
@@ -177,6 +179,8 @@ struct Assoc {
     // pointer so the per-packet path needs no lookup.
     std::vector<Path> paths; // reserved to kMaxPaths
     Path* cur = nullptr;
+    Path* tx = nullptr;      // where the burst being built goes: cur, or with CMT the path chosen for it
+    uint8_t next_rr = 0;     // CMT: the path the next burst of new data tries first
     Path* reply = nullptr;   // where the last DATA came from: SACK-only packets go there (§6.4)
     uint32_t primary = 0;
     Time t_hb = kNever;      // the earliest Path::t_hb
@@ -373,14 +377,20 @@ struct Endpoint::Impl {
     // data_tx.cpp
     int send(Assoc* a, uint16_t stream, const iovec* iov, int iovcnt, bool unordered, uint32_t ppid, Time now);
     void on_sack(Assoc* a, const wire::SackChunk& s, Time now);
-    bool ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done); // true: advanced
+    // true: advanced; bytes_on (CMT), if given, gets the bytes newly acknowledged per path
+    bool ack_cum(Assoc* a, uint32_t cum, Time now, uint32_t& bytes, bool& rtt_done, uint32_t* bytes_on = nullptr);
     void release(Assoc* a, TxChunk& c);
     void rtt_sample(Path* p, Time r);
     void on_t3(Assoc* a, Time now);
     void after_acks(Assoc* a, Time now);
     bool all_acked(const Assoc* a) const { return a->out.empty() && a->queue.empty(); }
 
+    void cmt_after_sack(Assoc* a, const uint32_t* flight_before, const uint32_t* bytes_on, const uint32_t* first_out,
+                        uint32_t cum, bool burst_limited);
+    void on_t3_cmt(Assoc* a, Path* p);
+
     // output.cpp
+    Path* burst_path(Assoc* a); // where the next burst goes (sets CMT's round robin)
     std::optional<Transmit> poll_transmit(uint8_t* buf, size_t cap, size_t max_segments, Time now);
     size_t build_packet(Assoc* a, uint8_t* buf, size_t limit, Time now);
     bool put_data(Assoc* a, wire::PacketBuilder& b, Time now, bool& sent_new);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Packet output: poll_transmit() hands out replies made outside associations first, then bursts
 // of one association's packets (control chunks first, a due SACK bundled with DATA, then
-// retransmissions, then new DATA within cwnd, the peer's rwnd and Max.Burst). A burst is packets
+// retransmissions, then new DATA within cwnd, the peer's rwnd and Max.Burst), each burst to one
+// path (with CMT, the active paths in turn). A burst is packets
 // of the first packet's size back to back, the last possibly shorter, so the caller sends it in
 // one sendmsg() with UDP_SEGMENT.
 #include <algorithm>
@@ -32,7 +33,7 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
                 continue;
             // After T3 (cwnd = 1 MTU) only what fits one packet goes (§6.3.3 E3): a retransmission
             // must fit in cwnd, unless nothing is in flight.
-            if (!c.fast_rtx && a->cur->flight > 0 && a->cur->flight + c.len > a->cur->cwnd)
+            if (!c.fast_rtx && a->tx->flight > 0 && a->tx->flight + c.len > a->tx->cwnd)
                 return any;
             if (pad4(kDataHeaderSize + c.len) > b.room())
                 return any;
@@ -43,13 +44,13 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
             c.retransmitted = true;
             c.fast_rtx = false;
             c.misses = 0;
-            c.path = a->cur->index;
+            c.path = a->tx->index;
             --a->rtx_count;
             a->flight += c.len;
-            a->cur->flight += c.len;
+            a->tx->flight += c.len;
             ++a->counters.retransmitted_chunks;
             if (i == 0 || a->t3 == kNever) { // §6.3.2 R4 / R1
-                a->t3 = now + a->cur->rto;
+                a->t3 = now + a->tx->rto;
                 arm(a);
             }
             any = true;
@@ -58,7 +59,7 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
             return any;
     }
     size_t full_payload = (a->mtu - kCommonHeaderSize - kDataHeaderSize) & ~size_t{3};
-    while (!a->queue.empty() && a->cur->flight < a->cur->cwnd) {
+    while (!a->queue.empty() && a->tx->flight < a->tx->cwnd) {
         OutMsg& m = a->msgs[a->queue.front()];
         size_t remaining = m.size - m.chunked;
         size_t room = b.room() & ~size_t{3};
@@ -93,28 +94,71 @@ bool Endpoint::Impl::put_data(Assoc* a, PacketBuilder& b, Time now, bool& sent_n
         c.state = ChunkState::in_flight;
         c.misses = 0;
         c.fast_rtx_done = c.retransmitted = c.fast_rtx = false;
-        c.path = a->cur->index;
+        c.path = a->tx->index;
         m.chunked += static_cast<uint32_t>(len);
         ++m.refs;
         if (m.chunked == m.size)
             a->queue.pop_front();
         ++a->next_tsn;
         a->flight += static_cast<uint32_t>(len);
-        a->cur->flight += static_cast<uint32_t>(len);
+        a->tx->flight += static_cast<uint32_t>(len);
         a->peer_rwnd -= std::min<uint32_t>(a->peer_rwnd, static_cast<uint32_t>(len));
         if (!a->timing) {
             a->timing = true;
-            a->rtt_path = a->cur;
+            a->rtt_path = a->tx;
             a->rtt_tsn = tsn;
             a->rtt_sent = now;
         }
         if (a->t3 == kNever) {
-            a->t3 = now + a->cur->rto;
+            a->t3 = now + a->tx->rto;
             arm(a);
         }
         sent_new = any = true;
     }
     return any;
+}
+
+// Whether a congestion window lets new data go: the current path's, or with CMT any active
+// path's (the current one's when none is active).
+static bool cwnd_room(const Assoc* a, const Config& cfg) {
+    if (cfg.cmt) {
+        bool any_active = false;
+        for (const Path& p : a->paths) {
+            if (p.state != PathState::active)
+                continue;
+            if (p.flight < p.cwnd)
+                return true;
+            any_active = true;
+        }
+        if (any_active)
+            return false;
+    }
+    return a->cur->flight < a->cur->cwnd;
+}
+
+Path* Endpoint::Impl::burst_path(Assoc* a) {
+    if (!cfg.cmt || a->paths.size() < 2)
+        return a->cur;
+    if (a->rtx_count > 0) {
+        // RTX-CWND: a retransmission goes to the active path with the largest cwnd.
+        Path* best = nullptr;
+        for (Path& p : a->paths)
+            if (p.state == PathState::active && (best == nullptr || p.cwnd > best->cwnd))
+                best = &p;
+        return best != nullptr ? best : a->cur;
+    }
+    if (a->queue.empty())
+        return a->cur;
+    // New data: the next active path in turn whose cwnd has room.
+    const size_t n = a->paths.size();
+    for (size_t k = 0; k < n; ++k) {
+        Path& p = a->paths[(a->next_rr + k) % n];
+        if (p.state == PathState::active && p.flight < p.cwnd) {
+            a->next_rr = static_cast<uint8_t>((p.index + 1) % n);
+            return &p;
+        }
+    }
+    return a->cur;
 }
 
 // Whether build_packet() would write anything (checked before building, so that the last
@@ -125,7 +169,7 @@ static bool has_output(const Assoc* a, const Config& cfg) {
         return true;
     bool data_state = a->state == AssocState::established || a->state == AssocState::shutdown_pending ||
                       a->state == AssocState::shutdown_received;
-    return data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->cur->flight < a->cur->cwnd &&
+    return data_state && (a->rtx_count > 0 || (!a->queue.empty() && cwnd_room(a, cfg) &&
                                                (cfg.max_burst == 0 || a->burst < cfg.max_burst)));
 }
 
@@ -160,7 +204,7 @@ size_t Endpoint::Impl::build_packet(Assoc* a, uint8_t* buf, size_t limit, Time n
     }
     bool data_state = a->state == AssocState::established || a->state == AssocState::shutdown_pending ||
                       a->state == AssocState::shutdown_received;
-    bool can_data = data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->cur->flight < a->cur->cwnd &&
+    bool can_data = data_state && (a->rtx_count > 0 || (!a->queue.empty() && a->tx->flight < a->tx->cwnd &&
                                                         (cfg.max_burst == 0 || a->burst < cfg.max_burst)));
     if (a->sack_due || (a->sack_wanted && can_data))
         write_sack(a, b);
@@ -179,7 +223,7 @@ size_t Endpoint::Impl::build_packet(Assoc* a, uint8_t* buf, size_t limit, Time n
     if (can_data && put_data(a, b, now, sent_new)) {
         ++a->counters.data_packets_sent;
         a->last_data_sent = now;
-        a->cur->last_sent = now;
+        a->tx->last_sent = now;
         if (sent_new)
             ++a->burst;
     }
@@ -212,6 +256,7 @@ std::optional<Transmit> Endpoint::Impl::poll_transmit(uint8_t* buf, size_t cap, 
             return std::nullopt;
         // A burst continues only while packets come out at the first one's size, and only if
         // that size is at least half the MTU (small first packets would cut data into crumbs).
+        a->tx = burst_path(a);
         size_t off = 0, count = 0, seg = 0;
         const uint64_t data_before = a->counters.data_packets_sent;
         while (count < max_segments) {
@@ -240,10 +285,11 @@ std::optional<Transmit> Endpoint::Impl::poll_transmit(uint8_t* buf, size_t cap, 
         else
             a->in_ready = false;
         stats.packets_out += count;
-        // DATA goes to the current path; a reply without DATA (a SACK) to where the DATA came
-        // from (§6.4), which works even while our current path to the peer is down.
-        const Path* to = a->cur;
-        if (a->reply != nullptr && a->reply != a->cur && a->counters.data_packets_sent == data_before)
+        // DATA goes to the burst's path (the current one without CMT); a reply without DATA (a
+        // SACK) to where the DATA came from (§6.4), which works even while our current path to
+        // the peer is down.
+        const Path* to = a->tx;
+        if (a->reply != nullptr && a->reply != a->tx && a->counters.data_packets_sent == data_before)
             to = a->reply;
         return Transmit{to->addr, to->local, seg, count, off};
     }

@@ -27,6 +27,7 @@ struct Faults {
     uint32_t reorder_per_mille = 0; // each packet delayed by an extra random amount
     Time delay = 100;               // one-way delay (µs)
     Time reorder_extra = 2000;      // up to this much more for reordered packets
+    Time rail_extra[4] = {};        // added to the delay of every packet to that rail
 };
 
 // xorshift-style PRNG with a fixed algorithm (std distributions differ between libraries).
@@ -97,6 +98,8 @@ public:
     void heal(const Address& a, const Address& b) { cuts_.erase(link(a, b)); }
     bool is_cut(const Address& a, const Address& b) const { return cuts_.count(link(a, b)) != 0; }
     uint64_t packets_cut = 0;
+    // Bytes each node handed to the network per rail of the destination: bytes_to_rail[node][rail].
+    uint64_t bytes_to_rail[4][4] = {};
 
     Node& node(int i) { return *nodes_[i]; }
     Endpoint& ep(int i) { return *nodes_[i]->ep; }
@@ -227,6 +230,8 @@ private:
 
     void route(int from_node, const Address& to, const uint8_t* p, size_t n) {
         ++packets_sent;
+        if (from_node < 4 && to.ip[1] < 4)
+            bytes_to_rail[from_node][to.ip[1]] += n;
         if (tap)
             tap(from_node, p, n);
         int dst = node_of(to);
@@ -243,7 +248,7 @@ private:
         }
         int copies = rng_.below(1000) < faults_.dup_per_mille ? 2 : 1;
         for (int c = 0; c < copies; ++c) {
-            Time d = faults_.delay;
+            Time d = faults_.delay + (to.ip[1] < 4 ? faults_.rail_extra[to.ip[1]] : 0);
             if (rng_.below(1000) < faults_.reorder_per_mille)
                 d += 1 + rng_.below(static_cast<uint32_t>(faults_.reorder_extra));
             Packet pk;

@@ -239,9 +239,12 @@ TEST(EngineMultihoming, BothPathsCutLosesTheAssociation) {
     EXPECT_EQ(p.traffic.error(), "");
 }
 
+namespace {
+
 // Seeded schedules of cuts and heals of one rail at a time (never both down), with loss,
-// duplication and reordering: every message arrives exactly once, in order per stream.
-TEST(EngineMultihoming, SeededCutsAndHealsDeliverEverythingOnce) {
+// duplication and reordering: every message arrives exactly once, in order per stream. With
+// `cmt`, both paths carry data all along (and lose it to every cut).
+void seeded_cuts_and_heals(bool cmt) {
     const uint64_t first = std::getenv("ENGINE_SEED") ? std::strtoull(std::getenv("ENGINE_SEED"), nullptr, 10) : 1;
     // ENGINE_SEED=N replays seed N alone; ENGINE_SEED_COUNT=K runs K seeds from there.
     const uint64_t count = std::getenv("ENGINE_SEED_COUNT") ? std::strtoull(std::getenv("ENGINE_SEED_COUNT"), nullptr, 10)
@@ -254,7 +257,9 @@ TEST(EngineMultihoming, SeededCutsAndHealsDeliverEverythingOnce) {
         f.loss_per_mille = 10;
         f.dup_per_mille = 5;
         f.reorder_per_mille = 20;
-        MhPair p(seed, f);
+        Config c0 = mh_config(1), c1 = mh_config(2);
+        c0.cmt = c1.cmt = cmt;
+        MhPair p(seed, f, c0, c1);
         p.traffic.set_messages(0, messages(400, 4000, seed * 3));
         p.traffic.set_messages(1, messages(60, 1500, seed * 5));
         p.connect();
@@ -287,7 +292,7 @@ TEST(EngineMultihoming, SeededCutsAndHealsDeliverEverythingOnce) {
         ASSERT_TRUE(ok && p.traffic.done()) << "seed " << seed << " (replay: ENGINE_SEED=" << seed
                                             << "): " << p.traffic.error() << " [virtual time " << p.net.now
                                             << ", delivered " << p.traffic.delivered(0) << "/"
-                                            << p.traffic.delivered(1) << "]" << events(p);
+                                            << p.traffic.delivered(1) << "]" << events(p) << dump(p);
         ASSERT_EQ(p.traffic.error(), "") << "seed " << seed;
         bool failed_over = false;
         for (int s = 0; s < 2; ++s)
@@ -300,8 +305,131 @@ TEST(EngineMultihoming, SeededCutsAndHealsDeliverEverythingOnce) {
     // The schedules did cut paths under traffic, and most runs had to fail over.
     EXPECT_GT(cuts, count);
     EXPECT_GT(failovers, count / 2);
-    std::printf("%llu seeds, %llu cuts, %llu runs failed over\n", static_cast<unsigned long long>(count),
-                static_cast<unsigned long long>(cuts), static_cast<unsigned long long>(failovers));
+    std::printf("%s: %llu seeds, %llu cuts, %llu runs failed over\n", cmt ? "CMT" : "no CMT",
+                static_cast<unsigned long long>(count), static_cast<unsigned long long>(cuts),
+                static_cast<unsigned long long>(failovers));
+}
+
+// Node 0's share of its bytes sent to rail `rail`.
+double rail_share(const MhPair& p, int rail) {
+    const uint64_t total = p.net.bytes_to_rail[0][0] + p.net.bytes_to_rail[0][1];
+    return total == 0 ? 0 : static_cast<double>(p.net.bytes_to_rail[0][rail]) / static_cast<double>(total);
+}
+
+// A one-way bulk transfer from node 0 over two healthy paths.
+void bulk_transfer(MhPair& p) {
+    p.traffic.set_messages(0, messages(3000, 8000, 31));
+    p.connect();
+    ASSERT_TRUE(p.net.run_until([&] { return p.up() && p.all_active(0) && p.all_active(1); }, 5'000'000));
+    ASSERT_TRUE(p.net.run_until([&] { return p.traffic_done(); }, 600'000'000)) << p.traffic.error() << dump(p);
+    ASSERT_EQ(p.traffic.error(), "");
+}
+
+} // namespace
+
+TEST(EngineMultihoming, SeededCutsAndHealsDeliverEverythingOnce) { seeded_cuts_and_heals(false); }
+
+// CMT: the same schedules with data on both paths all the time.
+TEST(EngineMultihoming, CmtSeededCutsAndHealsDeliverEverythingOnce) { seeded_cuts_and_heals(true); }
+
+// With CMT both paths carry the data, each growing its own window; without it the second path
+// carries heartbeats only.
+TEST(EngineMultihoming, CmtSpreadsDataOverBothPaths) {
+    Faults f;
+    f.delay = 2000;
+    Config c0 = mh_config(1), c1 = mh_config(2);
+    c0.heartbeat_interval = c1.heartbeat_interval = 5'000'000; // probes: a negligible share of the bytes
+    MhPair plain(41, f, c0, c1);
+    bulk_transfer(plain);
+    EXPECT_LT(rail_share(plain, 1), 0.02) << "without CMT data went to the secondary path";
+
+    c0.cmt = c1.cmt = true;
+    MhPair p(41, f, c0, c1);
+    bulk_transfer(p);
+    EXPECT_GT(rail_share(p, 0), 0.35) << dump(p);
+    EXPECT_GT(rail_share(p, 1), 0.35) << dump(p);
+    // Everything is acknowledged in the end, each path's flight back to zero.
+    ASSERT_TRUE(p.net.run_until([&] { return p.net.ep(0).info(p.traffic.assoc(0))->flight_size == 0; }, 60'000'000))
+        << dump(p);
+    auto info = p.net.ep(0).info(p.traffic.assoc(0));
+    for (const PathInfo& q : info->paths) {
+        EXPECT_GT(q.cwnd, 4u * c0.mtu) << q.address.to_string() << ": its window never grew" << dump(p);
+        EXPECT_EQ(q.flight_size, 0u) << q.address.to_string();
+    }
+    std::printf("node 0's bytes per rail: without CMT %.3f / %.3f, with CMT %.3f / %.3f\n", rail_share(plain, 0),
+                rail_share(plain, 1), rail_share(p, 0), rail_share(p, 1));
+}
+
+// CMT over paths of different delays: the slow path's data arrives after the fast path's later
+// TSNs all the time. Split fast retransmit counts a miss only when later data of the same path
+// is acknowledged, so a network that loses nothing sees no retransmission at all.
+TEST(EngineMultihoming, CmtOverUnequalPathsRetransmitsNothingWithoutLoss) {
+    Faults f;
+    f.delay = 1000;
+    f.rail_extra[1] = 20000; // rail 1: a 42 ms round trip against rail 0's 2 ms
+    Config c0 = mh_config(1), c1 = mh_config(2);
+    c0.cmt = c1.cmt = true;
+    MhPair p(45, f, c0, c1);
+    bulk_transfer(p);
+    ASSERT_TRUE(p.net.run_until([&] { return p.net.ep(0).info(p.traffic.assoc(0))->flight_size == 0; }, 60'000'000))
+        << dump(p);
+    auto info = p.net.ep(0).info(p.traffic.assoc(0));
+    EXPECT_EQ(info->fast_retransmits, 0u) << dump(p);
+    EXPECT_EQ(info->retransmitted_chunks, 0u) << dump(p);
+    EXPECT_EQ(info->t3_expiries, 0u) << dump(p);
+    EXPECT_GT(rail_share(p, 1), 0.05) << "the slow path carried (almost) nothing" << dump(p);
+    std::printf("bytes per rail with a 2 ms and a 42 ms path: %.3f / %.3f\n", rail_share(p, 0), rail_share(p, 1));
+}
+
+// CMT: a path cut under load has its data resent on the other (its T3 only), turns PF and then
+// inactive while the other carries everything, and carries data again once healed.
+TEST(EngineMultihoming, CmtPathCutResendsItsDataElsewhereAndRejoinsWhenHealed) {
+    Faults f;
+    f.delay = 2000;
+    Config c0 = mh_config(1), c1 = mh_config(2);
+    c0.cmt = c1.cmt = true;
+    c0.rwnd = c1.rwnd = 65536;
+    MhPair p(43, f, c0, c1);
+    p.traffic.set_messages(0, messages(12000, 3000, 47));
+    p.connect();
+    ASSERT_TRUE(p.net.run_until([&] { return p.up() && p.all_active(0) && p.all_active(1); }, 5'000'000));
+    ASSERT_TRUE(p.net.run_until([&] { p.traffic_done(); return p.traffic.delivered(0) >= 1000; }, 60'000'000));
+    ASSERT_GT(p.net.bytes_to_rail[0][0], 0u);
+    ASSERT_GT(p.net.bytes_to_rail[0][1], 0u);
+    const Address b0 = p.a[1][0];
+    p.net.cut(p.a[0][0], b0);
+    ASSERT_TRUE(p.net.run_until(
+        [&] {
+            p.traffic_done();
+            auto c = p.changes(0, b0);
+            return !c.empty() && c.back() == PathState::inactive;
+        },
+        60'000'000))
+        << p.traffic.error() << dump(p);
+    EXPECT_EQ(p.changes(0, b0), (std::vector<PathState>{PathState::potentially_failed, PathState::inactive}));
+    const size_t at_inactive = p.traffic.delivered(0);
+    ASSERT_TRUE(p.net.run_until([&] { p.traffic_done(); return p.traffic.delivered(0) > at_inactive + 500; },
+                                60'000'000))
+        << "no progress on the remaining path: " << p.traffic.error() << dump(p);
+    ASSERT_FALSE(p.traffic.done());
+    p.net.heal(p.a[0][0], b0);
+    ASSERT_TRUE(p.net.run_until([&] { p.traffic_done(); return p.changes(0, b0).size() == 3; }, 60'000'000)) << dump(p);
+    EXPECT_EQ(p.changes(0, b0).back(), PathState::active);
+    const uint64_t rail0_at_heal = p.net.bytes_to_rail[0][0];
+    ASSERT_FALSE(p.traffic.done()) << "the transfer ended before the heal" << dump(p);
+    ASSERT_TRUE(p.net.run_until(
+        [&] {
+            if (!flights_add_up(p, 0))
+                p.traffic.fail("the paths' flight sizes do not add up to the association's");
+            return p.traffic_done();
+        },
+        600'000'000))
+        << p.traffic.error() << dump(p);
+    EXPECT_EQ(p.traffic.error(), "");
+    // The healed path took a share of the rest again (far more than its heartbeats).
+    EXPECT_GT(p.net.bytes_to_rail[0][0] - rail0_at_heal, 200'000u) << dump(p);
+    for (const Event& e : p.ev[0])
+        EXPECT_NE(e.type, EventType::assoc_lost) << e.reason;
 }
 
 // Scripted peer: a forged HEARTBEAT-ACK does not revive a path; a HEARTBEAT from an address the

@@ -53,8 +53,11 @@ TEST(OwnSocket, RefusesWhatTheEngineDoesNotHaveByName) {
               "auth=packet needs SCTP-AUTH, which stack=own does not have yet: use auth=hello, or stack=usrsctp");
     s = Settings{};
     sctpm::set_setting(s, "cmt", "rpv1");
-    EXPECT_NE(error_of([&] { OwnSocket sock(s, {"127.0.0.1"}); }).find("cmt=rpv1 needs concurrent multipath transfer"),
+    EXPECT_NE(error_of([&] { OwnSocket sock(s, {"127.0.0.1"}); }).find("cmt=rpv1 couples the paths' congestion windows"),
               std::string::npos);
+    sctpm::set_setting(s, "cmt", "base");
+    EXPECT_EQ(error_of([&] { OwnSocket sock(s, {"127.0.0.1"}); }), "") << "cmt=base is the engine's CMT";
+    EXPECT_TRUE(OwnSocket::engine_config(s, 9899, {"127.0.0.1"}).cmt);
     s = Settings{};
     EXPECT_EQ(error_of([&] { OwnSocket sock(s, {"::1"}); }),
               "stack=own carries IPv4 only, and none of the addresses to bind is IPv4: [::1] (use stack=usrsctp)");
