@@ -152,7 +152,8 @@ cvars:
       description : >-
         the SCTP implementation under the transport (usrsctp|own): own is this project's engine,
         run by the progress engine alone (a standby thread answers peers while the process
-        computes); it has no SCTP-AUTH (auth=packet), CMT or IPv6 yet and refuses them. Every
+        computes); it has no SCTP-AUTH (auth=packet), coupled CMT (cmt=rpv1, rpv2, mptcp; cmt=base
+        it has) or IPv6 yet and refuses them. Every
         process of a job should use the same. Unset: usrsctp.
 
     - name        : MPIR_CVAR_CH3_SCTP_REORDER_BYTES
