@@ -167,13 +167,22 @@ OwnSocket::~OwnSocket() {
 }
 
 void OwnSocket::set_upcall(void (*fn)(struct socket*, void*, int), void* arg) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     upcall_ = fn;
     upcall_arg_ = arg;
 }
 
+void OwnSocket::publish() {
+    output_due_.store(driver_->due(), std::memory_order_release);
+    readable_.store(cur_active_ || ep_->event_pending(), std::memory_order_release);
+    const auto d = ep_->next_deadline();
+    deadline_us_.store(d ? static_cast<int64_t>(*d) : INT64_MAX, std::memory_order_release);
+}
+
 void OwnSocket::flush() {
-    std::lock_guard<std::mutex> g(mu_);
+    if (!output_due_.load(std::memory_order_acquire))
+        return;
+    Locked g(*this);
     driver_->output_if_due();
 }
 
@@ -187,10 +196,10 @@ void OwnSocket::standby_main() {
         int64_t wait_us = owner_until_.load(std::memory_order_acquire) - now;
         nfds_t polled = 1; // the stop fd alone while the owner holds the socket
         if (wait_us <= 0) {
-            std::lock_guard<std::mutex> g(mu_);
+            Locked g(*this);
             if (owner_until_.load(std::memory_order_acquire) > now)
                 continue; // the owner came back meanwhile
-            input_locked(static_cast<int>(kReadsPerInput));
+            input_locked(static_cast<int>(kReadsPerInput), static_cast<int64_t>(sctp::monotonic_us()));
             const int64_t timer = next_timer_us_locked();
             wait_us = timer < 0 ? kStandbyLookUs : std::min(timer, kStandbyLookUs);
             polled = 2;
@@ -214,27 +223,36 @@ std::optional<SctpSocket::CallerInput> OwnSocket::caller_input() {
 }
 
 int OwnSocket::input(int max_reads, uint32_t hold_us) {
-    owner_until_.store(static_cast<int64_t>(sctp::monotonic_us()) + hold_us, std::memory_order_release);
-    std::lock_guard<std::mutex> g(mu_);
-    return input_locked(max_reads);
+    const int64_t now = static_cast<int64_t>(sctp::monotonic_us());
+    owner_until_.store(now + hold_us, std::memory_order_release);
+    // A claim without reads, with no output due, nothing to read (to signal) and no timer due,
+    // is all it is (the progress engine makes one before and one around each wait).
+    if (max_reads <= 0 && !output_due_.load(std::memory_order_acquire) && !readable_.load(std::memory_order_acquire) &&
+        now < deadline_us_.load(std::memory_order_acquire))
+        return 0;
+    Locked g(*this);
+    return input_locked(max_reads, now);
 }
 
-int OwnSocket::input_locked(int max_reads) {
-    const sctp::Time now(sctp::monotonic_us());
+int OwnSocket::input_locked(int max_reads, int64_t now) {
     size_t packets = 0;
     if (max_reads > 0) {
         packets = driver_->input(now); // also ends the batch and runs the due timers
     } else {
         driver_->run_due_timers(now);
     }
-    driver_->output_if_due();
+    if (driver_->due())
+        driver_->output(now);
+    publish(); // before the upcall: the reader it wakes looks at readable_
     wake_reader();
     return static_cast<int>(packets);
 }
 
 int64_t OwnSocket::next_timer_us() {
-    std::lock_guard<std::mutex> g(mu_);
-    return next_timer_us_locked();
+    const int64_t d = deadline_us_.load(std::memory_order_acquire);
+    if (d == INT64_MAX)
+        return -1;
+    return std::max<int64_t>(0, d - static_cast<int64_t>(sctp::monotonic_us()));
 }
 
 int64_t OwnSocket::next_timer_us_locked() const {
@@ -245,7 +263,7 @@ int64_t OwnSocket::next_timer_us_locked() const {
 }
 
 AssocId OwnSocket::connect(const std::vector<std::string>& addresses, uint16_t sctp_port, uint16_t udp_port) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     const auto remotes = ipv4_addresses(addresses, udp_port);
     if (remotes.empty())
         throw Error("peer addresses [" + join_addresses(addresses) + "] have no IPv4 address, the only family stack=own carries");
@@ -258,7 +276,7 @@ AssocId OwnSocket::connect(const std::vector<std::string>& addresses, uint16_t s
 }
 
 long OwnSocket::sendv(AssocId assoc, uint16_t stream, const iovec* iov, int iovcnt) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     const int r = ep_->send(assoc, stream, iov, iovcnt, false, sctp::Time(sctp::monotonic_us()));
     if (r < 0)
         return r;
@@ -270,13 +288,13 @@ long OwnSocket::sendv(AssocId assoc, uint16_t stream, const iovec* iov, int iovc
 }
 
 void OwnSocket::abort(AssocId assoc, const std::string& reason) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     ep_->abort(assoc, reason, sctp::Time(sctp::monotonic_us()));
     driver_->mark_due();
 }
 
 void OwnSocket::shutdown_assoc(AssocId assoc) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     ep_->shutdown(assoc, sctp::Time(sctp::monotonic_us()));
     driver_->mark_due();
 }
@@ -335,8 +353,12 @@ bool OwnSocket::take_event() {
 }
 
 RecvResult OwnSocket::recv(void* buf, size_t len) {
-    std::lock_guard<std::mutex> g(mu_);
     RecvResult r;
+    if (!readable_.load(std::memory_order_acquire)) { // the read that ends a read loop
+        r.n = -EWOULDBLOCK;
+        return r;
+    }
+    Locked g(*this);
     if (!cur_active_ && !take_event()) {
         r.n = -EWOULDBLOCK;
         return r;
@@ -358,7 +380,7 @@ RecvResult OwnSocket::recv(void* buf, size_t len) {
 }
 
 std::vector<PathStatus> OwnSocket::paths(AssocId assoc) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     std::vector<PathStatus> out;
     const auto info = ep_->info(assoc);
     if (!info)
@@ -379,7 +401,7 @@ std::vector<PathStatus> OwnSocket::paths(AssocId assoc) {
 }
 
 AssocStatus OwnSocket::status(AssocId assoc) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     AssocStatus out;
     const auto info = ep_->info(assoc);
     if (!info)
@@ -395,7 +417,7 @@ AssocStatus OwnSocket::status(AssocId assoc) {
 }
 
 std::string OwnSocket::stack_counters() {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     const sctp::EndpointStats& e = ep_->stats();
     const sctp::UdpStats& u = sock_->stats();
     std::string out = "own engine: packets in " + std::to_string(e.packets_in) + ", out " + std::to_string(e.packets_out) +
@@ -409,13 +431,10 @@ std::string OwnSocket::stack_counters() {
     return out;
 }
 
-bool OwnSocket::readable() {
-    std::lock_guard<std::mutex> g(mu_);
-    return cur_active_ || ep_->event_pending();
-}
+bool OwnSocket::readable() { return readable_.load(std::memory_order_acquire); }
 
 std::optional<bool> OwnSocket::peer_requires_data_auth(AssocId assoc) {
-    std::lock_guard<std::mutex> g(mu_);
+    Locked g(*this);
     if (!ep_->info(assoc))
         return std::nullopt;
     return false; // the engine does not offer SCTP-AUTH in its INIT, nor take it from the peer's

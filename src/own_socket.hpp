@@ -10,6 +10,10 @@
 // after the owner's last progress call; never while the owner waits in progress, which holds it
 // for the whole wait): it reads, runs the timers and sends, and wakes the owner's progress engine
 // when something waits to be read. A lock serialises the two (uncontended but for those moments).
+// Whatever takes the lock publishes, before it lets go, whether output is due, the engine's next
+// deadline and whether anything waits to be read: the calls that would find nothing to do (the
+// progress engine's claims around its waits, the read that ends a read loop, a flush after a
+// flush) look at those and return without the lock.
 //
 // What the transport reads is the same as from usrsctp: messages in pieces (a message stays in
 // the engine until it has been read whole, so nothing is copied on the way), and notifications
@@ -68,8 +72,22 @@ public:
     void flush() override;
 
 private:
+    // The lock, and what its holder publishes when it lets go (publish()).
+    class Locked {
+    public:
+        explicit Locked(OwnSocket& s) : s_(s), lock_(s.mu_) {}
+        ~Locked() { s_.publish(); }
+        Locked(const Locked&) = delete;
+        Locked& operator=(const Locked&) = delete;
+
+    private:
+        OwnSocket& s_;
+        std::lock_guard<std::mutex> lock_;
+    };
+    void publish(); // under the lock
+
     int input(int max_reads, uint32_t hold_us); // the progress engine's packet input (CallerInput::input)
-    int input_locked(int max_reads);
+    int input_locked(int max_reads, int64_t now);
     int64_t next_timer_us();        // CallerInput::next_timer_us
     int64_t next_timer_us_locked() const;
     void standby_main();
@@ -81,6 +99,10 @@ private:
     std::unique_ptr<sctp::Endpoint> ep_;
     std::unique_ptr<sctp::EngineDriver> driver_;
     std::mutex mu_; // the engine, the driver, the socket's buffers and what follows
+    // Published by the lock's holder (publish()), read without the lock.
+    std::atomic<bool> output_due_{false};
+    std::atomic<bool> readable_{false};
+    std::atomic<int64_t> deadline_us_{INT64_MAX}; // the engine's next deadline (monotonic us), or none
     std::atomic<int64_t> owner_until_{0}; // the owner holds the socket until then (monotonic us)
     int stop_fd_ = -1;                    // an eventfd that ends the standby thread's waits
     std::atomic<bool> stopping_{false};

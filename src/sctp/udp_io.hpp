@@ -203,6 +203,7 @@ public:
     // or ran timers, or the caller marked it (after its own Endpoint calls, e.g. send()).
     size_t output_if_due() { return due_ ? output(Time(monotonic_us())) : 0; }
     void mark_due() { due_ = true; }
+    bool due() const { return due_; } // output_if_due() would send
 
     template <class OnEvent> size_t pump(OnEvent&& on_event) {
         const size_t packets = pump_in(on_event);
