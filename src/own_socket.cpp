@@ -173,7 +173,7 @@ void OwnSocket::set_upcall(void (*fn)(struct socket*, void*, int), void* arg) {
 }
 
 void OwnSocket::publish() {
-    output_due_.store(driver_->due(), std::memory_order_release);
+    output_due_.store(driver_->due() && ep_->transmit_pending(), std::memory_order_release);
     readable_.store(cur_active_ || ep_->event_pending(), std::memory_order_release);
     const auto d = ep_->next_deadline();
     deadline_us_.store(d ? static_cast<int64_t>(*d) : INT64_MAX, std::memory_order_release);

@@ -582,6 +582,8 @@ std::optional<Transmit> Endpoint::poll_transmit(uint8_t* buf, size_t cap, size_t
 
 bool Endpoint::event_pending() const { return !impl_->events.empty(); }
 
+bool Endpoint::transmit_pending() const { return !impl_->raw.empty() || !impl_->ready.empty(); }
+
 bool Endpoint::poll_event(Event& ev) {
     Impl& m = *impl_;
     if (m.current.capacity())

@@ -331,6 +331,8 @@ public:
 
     // Whether poll_event() has an event to hand out (without taking it).
     bool event_pending() const;
+    // Whether poll_transmit() may have something to send (false: it surely has nothing).
+    bool transmit_pending() const;
 
     // When handle_timeout() should be called next (it may be early), or nullopt when no timer runs.
     std::optional<Time> next_deadline() const;
