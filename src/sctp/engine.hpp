@@ -164,7 +164,8 @@ struct PathInfo {
 
 // Fills n bytes with randomness. Called from the Endpoint's constructor and from connect() and
 // INIT handling (tags, initial TSNs), and once when heartbeats first start (at the first
-// association's establishment: the seed of heartbeat nonces and jitter), never elsewhere. Production: getrandom(); tests: a seeded PRNG.
+// association's establishment: the seed of heartbeat nonces and jitter), and for a new cookie
+// secret at an INIT once every Valid.Cookie.Life, never elsewhere. Production: getrandom(); tests: a seeded PRNG.
 using RandomSource = std::function<void(uint8_t*, size_t)>;
 // A deterministic source (xoshiro256**-style PRNG seeded from `seed`), for simulations.
 RandomSource seeded_random(uint64_t seed);

@@ -97,6 +97,7 @@ void Endpoint::Impl::on_init(const Address& from, const Address& to, const Commo
         ck.peer_tie_tag = a->peer_tag;
     }
     uint8_t cookie[kCookieSize];
+    rotate_secret(now);
     write_cookie(ck, secret, cookie);
 
     uint8_t buf[1024];
@@ -213,10 +214,26 @@ void Endpoint::Impl::establish(Assoc* a, const CookieData& ck, Time now) {
     mark_ready(a);
 }
 
+void Endpoint::Impl::rotate_secret(Time now) {
+    if (secret_since == kNever) {
+        secret_since = now;
+        return;
+    }
+    if (now - secret_since < cfg.cookie_lifetime)
+        return;
+    std::memcpy(old_secret, secret, sizeof secret);
+    have_old_secret = true;
+    random(secret, sizeof secret);
+    secret_since = now;
+}
+
 Assoc* Endpoint::Impl::on_cookie_echo(Assoc* a, const Address& from, const Address& to, const CommonHeader& h,
                                       const Chunk& c, Time now) {
     CookieData ck;
-    if (const char* why = read_cookie(c.value, c.value_len, secret, ck)) {
+    const char* why = read_cookie(c.value, c.value_len, secret, ck);
+    if (why != nullptr && have_old_secret && read_cookie(c.value, c.value_len, old_secret, ck) == nullptr)
+        why = nullptr; // made before the last change of secret
+    if (why != nullptr) {
         drop(why, stats.bad_cookie);
         return nullptr;
     }

@@ -271,7 +271,14 @@ struct TimerEntry {
 struct Endpoint::Impl {
     Config cfg;
     RandomSource random;
+    // The cookie's secret (§5.1.3: changed now and then) and the one before it: a new secret
+    // every Valid.Cookie.Life, and a cookie is checked against both, so a cookie still valid by
+    // its lifetime is accepted across one change.
     uint8_t secret[kCookieKeySize] = {};
+    uint8_t old_secret[kCookieKeySize] = {};
+    bool have_old_secret = false;
+    Time secret_since = kNever; // set at the first INIT-ACK
+    void rotate_secret(Time now); // before a cookie is made
     uint64_t hb_rng = 0;         // heartbeat nonces and jitter (seeded at the first heartbeat)
     bool hb_rng_seeded = false;
 

@@ -312,6 +312,54 @@ TEST(EnginePackets, StaleAndForgedCookies) {
     EXPECT_EQ(get32(std::get<2>(r[0]).data() + 4), 1'000'000u); // staleness in µs
 }
 
+namespace {
+
+// The INIT-ACK's cookie and tag for an INIT with Initiate Tag `tag`.
+std::pair<Bytes, uint32_t> cookie_for_init(Peer& p, uint32_t tag) {
+    const size_t mark = p.out.size();
+    p.send(build(p.my_port, 5000, 0, {{kInit, 0, init_value(tag, 1 << 20, 16, 16, p.my_tsn)}}));
+    auto r = p.chunks_since(mark);
+    EXPECT_EQ(r.size(), 1u);
+    if (r.empty())
+        return {};
+    Bytes v = std::get<2>(r[0]);
+    Chunk ch{kInitAck, 0, static_cast<uint16_t>(4 + v.size()), v.data(), v.size()};
+    InitChunk ia;
+    EXPECT_EQ(parse_init(ch, ia), nullptr);
+    return {Bytes(ia.cookie.p, ia.cookie.p + ia.cookie.n), ia.tag};
+}
+
+} // namespace
+
+// The cookie secret changes once every Valid.Cookie.Life (at the first INIT after it): a cookie
+// made just before a change is still accepted after it, while its lifetime lasts; after a second
+// change its secret is gone (refused as forged, not reported stale).
+TEST(EnginePackets, CookieSecretChangesAndTheLastOneStillCounts) {
+    Config c = Peer::default_config();
+    c.cookie_lifetime = 1'000'000;
+    Peer p(c);
+    cookie_for_init(p, p.my_tag); // the first secret starts its life
+    p.now += 900'000;
+    auto [before, before_tag] = cookie_for_init(p, p.my_tag); // 0.1 s before the change
+    p.now += 200'000;
+    cookie_for_init(p, p.my_tag + 1); // the change: a new secret
+    p.send_chunks({{kCookieEcho, 0, before}}, before_tag);
+    EXPECT_EQ(p.ep->stats().bad_cookie, 0u);
+    EXPECT_EQ(p.ep->association_count(), 1u) << "a valid cookie from before the change was refused";
+
+    Peer q(c);
+    auto [old_cookie, old_tag] = cookie_for_init(q, q.my_tag);
+    for (uint32_t change = 1; change <= 2; ++change) { // two changes of q's secret
+        q.now += 1'100'000;
+        cookie_for_init(q, q.my_tag + change);
+    }
+    const size_t mark = q.out.size();
+    q.send_chunks({{kCookieEcho, 0, old_cookie}}, old_tag);
+    EXPECT_EQ(q.ep->stats().bad_cookie, 1u) << "a cookie of a secret two changes ago verified";
+    EXPECT_TRUE(q.chunks_since(mark).empty()) << "no Stale Cookie error for a cookie whose secret is gone";
+    EXPECT_EQ(q.ep->association_count(), 0u);
+}
+
 TEST(EnginePackets, HeartbeatIsAnswered) {
     Peer p;
     p.handshake();
