@@ -13,7 +13,8 @@
 //   - mode bit 2: the packet is sent twice (duplicates, state after the first);
 //   - mode bit 3: the bytes are a script instead of one packet: records of [ms u8][length u8]
 //     [packet], each delivered `ms` milliseconds after the previous one (timers run in between),
-//     so one input drives an association through a sequence of packets and timeouts.
+//     so one input drives an association through a sequence of packets and timeouts;
+//   - mode bit 4: the Endpoint runs CMT (the association has two paths).
 // Invariants: no read outside the input (ASan), every span a parser returns lies inside its
 // chunk, a packet accepted by check_packet is tiled by its chunks, and every packet the Endpoint
 // sends back passes check_packet with a correct checksum. Deterministic: a seeded random source
@@ -114,11 +115,12 @@ void readers(const uint8_t* p, size_t n) {
     check(covered <= n && n - covered < 4, "chunks do not tile the packet");
 }
 
-Config config() {
+Config config(bool cmt) {
     Config c;
     c.local_port = 5000;
     c.rwnd = 64 * 1024;
     c.send_buffer = 64 * 1024;
+    c.cmt = cmt; // the association is multihomed (established()): CMT's sender runs on both paths
     return c;
 }
 
@@ -205,7 +207,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     readers(pkt.data(), pkt.size());
     if (!(mode & 3) || (!(mode & 8) && pkt.size() < kCommonHeaderSize))
         return 0;
-    Endpoint ep(config(), seeded_random(1));
+    Endpoint ep(config((mode & 16) != 0), seeded_random(1));
     Address peer = addr(2, 9002);
     Time now = 1'000'000;
     uint32_t tag = 0;
