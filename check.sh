@@ -324,8 +324,8 @@ step_vcluster() { run_root_test tests/vcluster/selftest; }
 step_failover() {
     run_root_test tests/vcluster/failover || return
     FAILOVER_MTU=1500 run_root_test tests/vcluster/failover mixed rdma || return
-    # The transport on our own SCTP engine (stack=own) through the same rail cycles.
-    MPIR_CVAR_CH3_SCTP_STACK=own run_root_test tests/vcluster/failover mixed down-at-start all-rails-down
+    # The transport on our own SCTP engine (stack=own) through the same rail cycles, with CMT too.
+    MPIR_CVAR_CH3_SCTP_STACK=own run_root_test tests/vcluster/failover mixed cmt down-at-start all-rails-down
 }
 
 # Jobs launched as on real machines: sshd in every host, the multihome file written over ssh by

@@ -26,14 +26,18 @@ vcl_launch() {
     case $cfg in
     sock-1rail) cmd=("$INST/ch3-sock/bin/mpiexec" "${hydra[@]}" "$OSU/ch3-sock/$prog") ;;
     sock-mptcp) cmd=(mptcpize run "$INST/ch3-sock/bin/mpiexec" "${hydra[@]}" "$OSU/ch3-sock/$prog") ;;
-    sctp-* | hybrid-*)
+    sctp-* | hybrid-* | own-*)
         local -a genv=()
         local inst=ch3-${cfg%%-*}
+        if [[ $cfg == own-* ]]; then # ch3:sctp on our own SCTP engine
+            inst=ch3-sctp
+            genv=(-genv MPIR_CVAR_CH3_SCTP_STACK own)
+        fi
         case ${cfg#*-} in
-        1rail) genv=(-genv MPIR_CVAR_CH3_SCTP_MULTIHOME_FILE "$RAIL1_FILE") ;;
-        mh) genv=(-genv MPIR_CVAR_CH3_SCTP_CMT off) ;;
-        cmt) genv=(-genv MPIR_CVAR_CH3_SCTP_CMT "$CMT" -genv MPIR_CVAR_CH3_SCTP_PF_THRESHOLD 65535) ;;
-        cmtpf) genv=(-genv MPIR_CVAR_CH3_SCTP_CMT "$CMT" -genv MPIR_CVAR_CH3_SCTP_PF_THRESHOLD 0) ;;
+        1rail) genv+=(-genv MPIR_CVAR_CH3_SCTP_MULTIHOME_FILE "$RAIL1_FILE") ;;
+        mh) genv+=(-genv MPIR_CVAR_CH3_SCTP_CMT off) ;;
+        cmt) genv+=(-genv MPIR_CVAR_CH3_SCTP_CMT "$CMT" -genv MPIR_CVAR_CH3_SCTP_PF_THRESHOLD 65535) ;;
+        cmtpf) genv+=(-genv MPIR_CVAR_CH3_SCTP_CMT "$CMT" -genv MPIR_CVAR_CH3_SCTP_PF_THRESHOLD 0) ;;
         *) echo "unknown configuration $cfg" >&2; return 2 ;;
         esac
         cmd=("$INST/$inst/bin/mpiexec" "${hydra[@]}" "${genv[@]}" "$OSU/$inst/$prog")
