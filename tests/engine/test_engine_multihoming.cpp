@@ -78,6 +78,16 @@ struct MhPair : TrafficPair {
         traffic.pump();
         return traffic.done() || !traffic.error().empty();
     }
+    // Runs the traffic until side 0 reports the peer's address `addr` inactive.
+    bool run_until_inactive(const Address& addr) {
+        return net.run_until(
+            [&] {
+                traffic_done();
+                auto c = changes(0, addr);
+                return !c.empty() && c.back() == PathState::inactive;
+            },
+            60'000'000);
+    }
 };
 
 std::string dump(MhPair& p) {
@@ -173,14 +183,7 @@ TEST(EngineMultihoming, PrimaryCutMidTransferFailsOverAndReturnsWhenHealed) {
     p.net.cut(p.a[0][0], b0);
     // Data moves to the other path once the primary times out (PF at the first timeout), and the
     // primary becomes inactive after Path.Max.Retrans more.
-    ASSERT_TRUE(p.net.run_until(
-        [&] {
-            p.traffic_done();
-            auto c = p.changes(0, b0);
-            return !c.empty() && c.back() == PathState::inactive;
-        },
-        60'000'000))
-        << p.traffic.error();
+    ASSERT_TRUE(p.run_until_inactive(b0)) << p.traffic.error();
     EXPECT_EQ(p.changes(0, b0), (std::vector<PathState>{PathState::potentially_failed, PathState::inactive}));
     EXPECT_TRUE(p.path(0, b1)->current);
     EXPECT_EQ(p.path(0, b0)->state, PathState::inactive);
@@ -398,14 +401,7 @@ TEST(EngineMultihoming, CmtPathCutResendsItsDataElsewhereAndRejoinsWhenHealed) {
     ASSERT_GT(p.net.bytes_to_rail[0][1], 0u);
     const Address b0 = p.a[1][0];
     p.net.cut(p.a[0][0], b0);
-    ASSERT_TRUE(p.net.run_until(
-        [&] {
-            p.traffic_done();
-            auto c = p.changes(0, b0);
-            return !c.empty() && c.back() == PathState::inactive;
-        },
-        60'000'000))
-        << p.traffic.error() << dump(p);
+    ASSERT_TRUE(p.run_until_inactive(b0)) << p.traffic.error() << dump(p);
     EXPECT_EQ(p.changes(0, b0), (std::vector<PathState>{PathState::potentially_failed, PathState::inactive}));
     const size_t at_inactive = p.traffic.delivered(0);
     ASSERT_TRUE(p.net.run_until([&] { p.traffic_done(); return p.traffic.delivered(0) > at_inactive + 500; },
