@@ -210,8 +210,10 @@ void OwnSocket::standby_main() {
 }
 
 void OwnSocket::wake_reader() {
-    if (upcall_ && (cur_active_ || ep_->event_pending()))
+    if (upcall_ && (cur_active_ || ep_->event_pending())) {
+        publish(); // now, not when the lock goes: the reader it wakes looks at readable_ at once
         upcall_(nullptr, upcall_arg_, 0);
+    }
 }
 
 std::optional<SctpSocket::CallerInput> OwnSocket::caller_input() {
@@ -243,7 +245,6 @@ int OwnSocket::input_locked(int max_reads, int64_t now) {
     }
     if (driver_->due())
         driver_->output(now);
-    publish(); // before the upcall: the reader it wakes looks at readable_
     wake_reader();
     return static_cast<int>(packets);
 }
