@@ -42,7 +42,9 @@ void write_cookie(const CookieData& c, const uint8_t key[kCookieKeySize], uint8_
     wire::put16(out + 52, c.local_port);
     wire::put16(out + 54, c.peer_port);
     out[56] = static_cast<uint8_t>(std::min<size_t>(c.addr_count, CookieData::kMaxAddresses));
+    out[57] = c.has_adaptation ? 1 : 0;
     std::memcpy(out + 60, c.addrs, sizeof c.addrs);
+    wire::put32(out + 92, c.adaptation);
     mac(key, out, out + kBody);
 }
 
@@ -70,6 +72,8 @@ const char* read_cookie(const uint8_t* p, size_t n, const uint8_t key[kCookieKey
     c.peer_port = wire::get16(p + 54);
     c.addr_count = static_cast<uint8_t>(std::min<size_t>(p[56], CookieData::kMaxAddresses));
     std::memcpy(c.addrs, p + 60, sizeof c.addrs);
+    c.has_adaptation = p[57] != 0;
+    c.adaptation = wire::get32(p + 92);
     return nullptr;
 }
 

@@ -29,6 +29,9 @@ struct CookieData {
     static constexpr size_t kMaxAddresses = 8;
     uint8_t addr_count = 0;
     uint8_t addrs[kMaxAddresses][4] = {};
+    // The peer's Adaptation Layer Indication from its INIT (RFC 5061 §4.2.6), if it sent one.
+    bool has_adaptation = false;
+    uint32_t adaptation = 0;
 };
 
 constexpr size_t kCookieKeySize = 32;

@@ -191,6 +191,7 @@ void Endpoint::Impl::up_event(Assoc* a, EventType type) {
     e.peer = a->cur->addr;
     e.outbound_streams = a->os;
     e.inbound_streams = a->is;
+    e.peer_adaptation = a->peer_adaptation;
     e.reason.clear();
 }
 
@@ -620,6 +621,7 @@ bool Endpoint::poll_event(Event& ev) {
     ev.peer = p.peer;
     ev.outbound_streams = p.outbound_streams;
     ev.inbound_streams = p.inbound_streams;
+    ev.peer_adaptation = p.peer_adaptation;
     ev.reason = std::move(p.reason);
     ev.abort_chunk.clear();
     if (p.type == EventType::assoc_lost || p.type == EventType::cant_start)

@@ -22,8 +22,8 @@
 // count, RTO and cwnd, probed by HEARTBEATs; data goes to the primary path while it is active,
 // else to another active one (failover), and returns when the primary answers again.
 //
-// Limits: IPv4 address parameters only (IPv6 ones are ignored), at most 8 paths, failover but
-// no CMT (new data goes to one path at a time), no path MTU discovery
+// Limits: IPv4 address parameters only (IPv6 ones are ignored), at most 8 paths, CMT without
+// DAC (Config::cmt), no path MTU discovery
 // (send_failed() only counts), no SCTP-AUTH, no PR-SCTP, no ASCONF, no I-DATA. Delivery: whole
 // messages, in order per stream; a gap holds back only its own stream (a message above it goes
 // out once whole and next in its stream), unordered messages go out once whole. Later work
@@ -138,6 +138,11 @@ struct Config {
     // retransmissions to the active path with the largest cwnd (RTX-CWND). Potentially-failed
     // paths carry no data (CMT-PF). Without DAC (the receiver acknowledges as without CMT).
     bool cmt = false;
+
+    // RFC 5061 §4.2.6: an Adaptation Layer Indication parameter with this value goes in our
+    // INIT and INIT-ACK (RFC 5043 announces DDP with 1). Unset: none is sent. The peer's, if it
+    // sent one, comes with assoc_up (Event::peer_adaptation).
+    std::optional<uint32_t> adaptation_indication;
 };
 
 // The state of one path (one peer transport address) of an association.
@@ -209,6 +214,9 @@ struct Event {
     Address peer;
     uint16_t outbound_streams = 0;
     uint16_t inbound_streams = 0;
+    // assoc_up / assoc_restart: the peer's Adaptation Layer Indication, if its INIT or INIT-ACK
+    // had one (RFC 5061 §4.2.6).
+    std::optional<uint32_t> peer_adaptation;
     // shutdown_complete / assoc_lost / cant_start: what happened, for a person to read
     // (e.g. "peer sent ABORT: User-Initiated Abort: \"rank 3 exits\"", "T3-rtx expired 11 times").
     std::string reason;

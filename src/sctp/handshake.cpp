@@ -35,7 +35,16 @@ void Endpoint::Impl::write_init(PacketBuilder& b, Assoc* a) {
         b.put_tlv(kCookiePreservative, v, 4);
     }
     add_init_addresses(b);
+    add_adaptation(b);
     b.close_chunk();
+}
+
+void Endpoint::Impl::add_adaptation(PacketBuilder& b) {
+    if (!cfg.adaptation_indication)
+        return;
+    uint8_t v[4];
+    put32(v, *cfg.adaptation_indication);
+    b.put_tlv(kAdaptationLayerIndication, v, 4);
 }
 
 void Endpoint::Impl::on_init(const Address& from, const Address& to, const CommonHeader& h, const Chunk& c,
@@ -76,6 +85,8 @@ void Endpoint::Impl::on_init(const Address& from, const Address& to, const Commo
     // §5.1.2: the INIT's addresses become paths once the cookie comes back.
     ck.addr_count = static_cast<uint8_t>(std::min<size_t>(in.ipv4_addresses, CookieData::kMaxAddresses));
     std::memcpy(ck.addrs, in.ipv4, sizeof(ck.addrs[0]) * ck.addr_count);
+    ck.has_adaptation = in.has_adaptation;
+    ck.adaptation = in.adaptation;
     if (a == nullptr) {
         ck.local_tag = random_tag();
         ck.local_tsn = random32();
@@ -111,6 +122,7 @@ void Endpoint::Impl::on_init(const Address& from, const Address& to, const Commo
     b.put32(ck.local_tsn);
     b.put_tlv(kStateCookie, cookie, sizeof cookie);
     add_init_addresses(b);
+    add_adaptation(b);
     // Parameters whose type asks for a report go back as Unrecognized Parameter (§3.3.3),
     // as many as fit.
     for (size_t i = 0; i < in.unrecognized_count; ++i)
@@ -151,6 +163,7 @@ void Endpoint::Impl::on_init_ack(Assoc* a, const Chunk& c, Time now) {
     a->is = std::min(cfg.inbound_streams, in.outbound_streams);
     a->cookie.assign(in.cookie.p, in.cookie.p + in.cookie.n);
     a->cookie_error.clear();
+    a->peer_adaptation = in.has_adaptation ? std::optional<uint32_t>(in.adaptation) : std::nullopt;
     // §5.1.2: the INIT-ACK's addresses are paths (unconfirmed), with the peer's one UDP port.
     for (size_t i = 0; i < std::min<size_t>(in.ipv4_addresses, InitChunk::kMaxAddresses); ++i) {
         Address ad;
@@ -201,6 +214,7 @@ void Endpoint::Impl::establish(Assoc* a, const CookieData& ck, Time now) {
         q.ssthresh = ck.peer_rwnd; // §7.2.1: the initial ssthresh is the peer's window, on every path
     a->os = ck.outbound_streams;
     a->is = ck.inbound_streams;
+    a->peer_adaptation = ck.has_adaptation ? std::optional<uint32_t>(ck.adaptation) : std::nullopt;
     a->state = AssocState::established;
     a->t1 = kNever;
     a->init_due = a->cookie_echo_due = false;

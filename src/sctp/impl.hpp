@@ -129,6 +129,7 @@ struct PendingEvent {
     uint8_t small[kSmallMsg];
     Address peer;
     uint16_t outbound_streams = 0, inbound_streams = 0;
+    std::optional<uint32_t> peer_adaptation; // assoc_up / assoc_restart
     std::string reason;
     std::vector<uint8_t> abort_chunk; // assoc_lost / cant_start by the peer's ABORT
     Address path;                     // path_change: its address; data: where the last chunk came from
@@ -175,6 +176,7 @@ struct Assoc {
 
     uint32_t local_tag = 0, peer_tag = 0;
     uint16_t peer_port = 0;
+    std::optional<uint32_t> peer_adaptation; // its INIT's or INIT-ACK's Adaptation Layer Indication
     // Paths: cur is where data and control chunks go (the primary unless it failed); kept as a
     // pointer so the per-packet path needs no lookup.
     std::vector<Path> paths; // reserved to kMaxPaths
@@ -352,6 +354,7 @@ struct Endpoint::Impl {
     uint64_t hb_random();
     Time hb_next(const Path& p, Time now);               // when an idle path is probed next
     void add_init_addresses(wire::PacketBuilder& b);     // our addresses in INIT / INIT-ACK
+    void add_adaptation(wire::PacketBuilder& b);         // our Adaptation Layer Indication, if configured
 
     // handshake.cpp
     void on_init(const Address& from, const Address& to, const wire::CommonHeader& h, const wire::Chunk& c,

@@ -112,6 +112,14 @@ const char* parse_init(const Chunk& c, InitChunk& out) {
             return true;
         case kSupportedAddressTypes:
             return true; // the slice speaks the address family the packet came in
+        case kAdaptationLayerIndication:
+            if (v.n != 4) {
+                bad = "Adaptation Layer Indication parameter not 8 bytes long";
+                return false;
+            }
+            out.has_adaptation = true;
+            out.adaptation = get32(v.p);
+            return true;
         default: {
             UnknownAction a = unknown_param_action(type);
             if (reports(a) && out.unrecognized_count < InitChunk::kMaxReports)

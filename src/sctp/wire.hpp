@@ -43,6 +43,7 @@ enum ParamType : uint16_t {
     kCookiePreservative = 9,
     kHostNameAddress = 11,
     kSupportedAddressTypes = 12,
+    kAdaptationLayerIndication = 0xC006, // RFC 5061 §4.2.6 (RFC 5043 announces DDP with it)
 };
 
 enum CauseCode : uint16_t {
@@ -184,6 +185,8 @@ struct InitChunk {
     Span cookie;                      // State Cookie (INIT-ACK); p == nullptr when absent
     uint32_t cookie_preservative = 0; // Suggested Cookie Life-Span Increment (ms), 0 if absent
     bool host_name = false;           // a Host Name Address parameter (unsupported by RFC 9260)
+    bool has_adaptation = false;      // an Adaptation Layer Indication parameter (RFC 5061 §4.2.6)
+    uint32_t adaptation = 0;          // ... its value
     uint16_t ipv4_addresses = 0, ipv6_addresses = 0;
     // The first kMaxAddresses IPv4 Address parameters' addresses (network order).
     static constexpr size_t kMaxAddresses = 8;

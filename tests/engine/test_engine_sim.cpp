@@ -102,6 +102,25 @@ TEST_P(Handshake, FromEitherSide) {
 
 INSTANTIATE_TEST_SUITE_P(Engine, Handshake, ::testing::Values(0, 1));
 
+// RFC 5061 §4.2.6 (RFC 5043's DDP announcement): each side's indication reaches the other with
+// assoc_up, whichever side connects (the passive side learns it from its cookie); a side that
+// announces none is reported as such.
+TEST_P(Handshake, AdaptationLayerIndicationReachesThePeer) {
+    const int client = GetParam();
+    Config announcing = sim_config(), silent = sim_config();
+    announcing.adaptation_indication = 1;
+    for (bool both : {true, false}) {
+        Pair p(9, {}, announcing, both ? announcing : silent);
+        ASSERT_NE(p.connect(client), kNoAssoc);
+        ASSERT_TRUE(p.net.run_until([&] { return p.ups[0] == 1 && p.ups[1] == 1; }, 5'000'000));
+        const Event* up0 = p.find(0, EventType::assoc_up);
+        const Event* up1 = p.find(1, EventType::assoc_up);
+        ASSERT_TRUE(up0 && up1);
+        EXPECT_EQ(up1->peer_adaptation, std::optional<uint32_t>(1)) << "client " << client;
+        EXPECT_EQ(up0->peer_adaptation, both ? std::optional<uint32_t>(1) : std::nullopt) << "client " << client;
+    }
+}
+
 TEST(EngineSim, SimultaneousOpenMakesOneAssociation) {
     Pair p(11);
     AssocId a = p.connect(0);
