@@ -86,6 +86,8 @@ step_tsan() {
     done
     echo "build/tsan/tests/transport_tests on our own SCTP engine (stack=own)"
     TRANSPORT_TESTS=build/tsan/tests/transport_tests tests/transport_tests_own.sh --gtest_brief=1
+    echo "build/tsan/tests/iwarp_pair_tests with the RNIC on our own SCTP engine (stack=own)"
+    IWARP_PAIR_TESTS=build/tsan/tests/iwarp_pair_tests tests/iwarp_pair_tests_own.sh --gtest_brief=1
 }
 
 # Our MPI programs (C and Fortran) on ch3:sctp, each checking its data (tests/mpi/README.md).

@@ -56,7 +56,7 @@ private:
 // An association that became usable (up, peer announced DDP), or one that failed.
 struct AssociationUp {
     uint32_t assoc = 0;
-    std::unique_ptr<SctpLlp> llp;
+    std::unique_ptr<Llp> llp;
 };
 struct AssociationFailed {
     uint32_t assoc = 0;

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 namespace iwarp {
@@ -31,6 +33,7 @@ struct UpcallTarget {
     std::atomic<uint64_t> activity{0};
     std::atomic<int> sleepers{0};
     std::atomic<bool> external{false}; // iwv_device_fd was handed out: always write
+    std::atomic<bool> written{false};  // fd was written (stack=own: progress drains it)
     // Standby mode: the standby thread's own wake-up (so that it never drains what wakes the
     // owner), written only while the owner is away: upcalls run on the owner's thread while it is
     // in MPI (it holds the UDP socket), on usrsctp's receive thread once it is not.
@@ -61,6 +64,12 @@ namespace {
 constexpr int kStandbyReads = 16;
 constexpr uint32_t kStandbyHoldUs = 20000;
 
+// stack=own: the standby thread serves the endpoint once nobody has run the device for this long
+// (the owner is in MPI without RDMA under way, or a verbs program in caller mode does not call
+// in): the associations' SACKs, heartbeats and handshakes are then answered within this time,
+// far inside the protocol's timers (RTO.Min, HB.interval: 100 ms and more).
+constexpr int64_t kOwnNeglectUs = 20000;
+
 // "a,b,c" -> {a, b, c}, empty items dropped.
 std::vector<std::string> split_list(const std::string& list) {
     std::vector<std::string> out;
@@ -88,6 +97,9 @@ void drain(int fd) {
     }
 }
 
+// The engine's clock (CLOCK_MONOTONIC, microseconds), which its deadlines and timer_fd_ use.
+int64_t sctp_now() { return int64_t(sctpm::sctp::monotonic_us()); }
+
 } // namespace
 
 // usrsctp reads a socket's upcall and its argument one after the other without a lock: a
@@ -101,6 +113,7 @@ void device_upcall(struct socket*, void* arg, int) {
     if (t->sleepers.load() > 0 || t->external.load(std::memory_order_relaxed)) {
         uint64_t one = 1;
         (void)!write(t->fd, &one, sizeof one);
+        t->written.store(true, std::memory_order_release);
     }
     if (t->standby_sleeping.load() && t->owner_away()) {
         uint64_t one = 1;
@@ -113,7 +126,8 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
       requests_(std::chrono::milliseconds(attr.initiate_timeout_ms ? attr.initiate_timeout_ms : IWV_INITIATE_TIMEOUT_MS),
                 attr.max_pending_requests ? attr.max_pending_requests : IWV_MAX_PENDING_REQUESTS),
       early_bytes_(attr.early_bytes ? attr.early_bytes : IWV_EARLY_BYTES) {
-    udp_port_ = sctpm::start_stack(stack_settings()).udp_port;
+    const bool own = stack_settings().stack == sctpm::StackChoice::own;
+    if (!own) udp_port_ = sctpm::start_stack(stack_settings()).udp_port;
     static std::mutex targets_mu;
     {
         std::lock_guard<std::mutex> g(targets_mu);
@@ -121,7 +135,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
         if (fd < 0) throw sctpm::Error(std::string("iwarp: eventfd for the device: ") + std::strerror(errno));
         target_ = new UpcallTarget;
         target_->fd = fd;
-        if (mode_ == IWV_PROGRESS_STANDBY) {
+        if (mode_ == IWV_PROGRESS_STANDBY || (own && mode_ == IWV_PROGRESS_CALLER)) {
             if (attr.standby_after_us) target_->after_us = attr.standby_after_us;
             target_->standby_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
             if (target_->standby_fd < 0)
@@ -136,11 +150,27 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
     cfg.max_segment = attr.max_segment;
     cfg.heartbeat_ms = stack_settings().heartbeat_ms; // the same path settings as the MPI socket's
     cfg.path_max_retrans = stack_settings().path_max_retrans;
-    endpoint_ = std::make_unique<DdpEndpoint>(cfg, device_upcall, target_);
+    if (own) {
+        own_ = std::make_unique<OwnDdpEndpoint>(cfg, stack_settings());
+        timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        wait_fd_ = epoll_create1(EPOLL_CLOEXEC);
+        if (timer_fd_ < 0 || wait_fd_ < 0)
+            throw sctpm::Error(std::string("iwarp: timerfd or epoll for the device: ") + std::strerror(errno));
+        for (int fd : {target_->fd, own_->fd(), timer_fd_}) {
+            epoll_event e{};
+            e.events = EPOLLIN;
+            e.data.fd = fd;
+            if (epoll_ctl(wait_fd_, EPOLL_CTL_ADD, fd, &e) != 0)
+                throw sctpm::Error(std::string("iwarp: epoll_ctl for the device: ") + std::strerror(errno));
+        }
+        progressed_us_.store(sctpm::now_us());
+    } else {
+        endpoint_ = std::make_unique<DdpEndpoint>(cfg, device_upcall, target_);
+    }
     if (mode_ == IWV_PROGRESS_THREAD) thread_ = std::thread([this] { thread_main(); });
-    if (mode_ == IWV_PROGRESS_STANDBY) {
+    if (mode_ == IWV_PROGRESS_STANDBY || (own && mode_ == IWV_PROGRESS_CALLER)) {
         target_->owner_polled_us.store(sctpm::now_us());
-        thread_ = std::thread([this] { standby_main(); });
+        thread_ = own ? std::thread([this] { own_standby_main(); }) : std::thread([this] { standby_main(); });
     }
 }
 
@@ -157,13 +187,26 @@ Device::~Device() {
     if (thread_.joinable()) thread_.join();
     requests_.clear();
     endpoint_.reset();
+    own_.reset(); // ABORTs what is left
+    if (wait_fd_ >= 0) close(wait_fd_);
+    if (timer_fd_ >= 0) close(timer_fd_);
 }
 
-uint64_t Device::activity() const { return target_->activity.load(); }
+// stack=own has no upcalls: activity is counted when a look finds something for the device.
+uint64_t Device::activity() const {
+    if (own_ && own_news()) return target_->activity.fetch_add(1) + 1;
+    return target_->activity.load();
+}
+
+bool Device::own_news() const {
+    if (sctp_now() >= own_deadline_us_.load(std::memory_order_relaxed)) return true;
+    pollfd p{own_->fd(), POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+}
 
 int Device::fd() {
     target_->external.store(true);
-    return target_->fd;
+    return own_ ? wait_fd_ : target_->fd;
 }
 
 void Device::signal() { device_upcall(nullptr, target_, 0); }
@@ -175,11 +218,11 @@ int Device::wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms) {
     // counted before, and then we do not sleep (both sides sequentially consistent).
     // First spin a little, as the core's progress does (spin_us): an answer is often that close.
     const auto spin_end = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
-    while (target_->activity.load() == seen && std::chrono::steady_clock::now() < spin_end) sched_yield();
+    while (activity() == seen && std::chrono::steady_clock::now() < spin_end) sched_yield();
     target_->sleepers.fetch_add(1);
     int rc = 1;
-    if (target_->activity.load() == seen) {
-        pollfd p{target_->fd, POLLIN, 0};
+    if (activity() == seen) {
+        pollfd p{own_ ? wait_fd_ : target_->fd, POLLIN, 0};
         rc = ::poll(&p, 1, timeout_ms);
     }
     target_->sleepers.fetch_sub(1);
@@ -189,7 +232,7 @@ int Device::wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms) {
 }
 
 bool Device::idle_locked() {
-    if (force_ || last_work_ > 0 || target_->activity.load() != seen_activity_) return false;
+    if (force_ || last_work_ > 0 || activity() != seen_activity_) return false;
     if (!any_tx_blocked()) return true;
     // A blocked sender is retried now and then: SCTP's window opening is not always signalled.
     const auto now = std::chrono::steady_clock::now();
@@ -307,6 +350,86 @@ void Device::standby_wait(std::unique_lock<std::mutex>& lock) {
     lock.lock();
 }
 
+// stack=own. What progress (or a user call) queued leaves now; then the timer in the device's
+// epoll set is moved to the engine's next deadline, so that whoever waits on it (ch3's progress
+// engine, the standby thread) wakes when a protocol timer is due. It is set again only when it
+// must fire earlier or has fired: a timer that fires early costs one idle round, a system call
+// per round would cost every round.
+void Device::own_after_progress() {
+    own_->flush();
+    const auto next = own_->next_deadline();
+    const int64_t deadline = next ? *next : INT64_MAX;
+    own_deadline_us_.store(deadline, std::memory_order_relaxed);
+    const bool fired = armed_us_ <= sctp_now();
+    if (deadline >= armed_us_ && !fired) return;
+    if (fired) drain(timer_fd_);
+    itimerspec when{}; // all zero: disarmed
+    if (deadline != INT64_MAX) {
+        const int64_t at = std::max<int64_t>(deadline, 1);
+        when.it_value.tv_sec = time_t(at / 1000000);
+        when.it_value.tv_nsec = long(at % 1000000) * 1000;
+    }
+    (void)timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &when, nullptr);
+    armed_us_ = deadline;
+}
+
+bool Device::own_neglected(int64_t now) const {
+    // Not while owner_back's guard holds (it dates the owner's presence ahead): the owner is about
+    // to apply an accumulate to its own window with plain loads and stores.
+    return now - progressed_us_.load(std::memory_order_relaxed) >= kOwnNeglectUs &&
+           now >= target_->owner_polled_us.load();
+}
+
+// stack=own, progress=standby or caller. Nothing reads the endpoint's socket unless the device
+// runs: the owner runs it from its progress engine (ch3:hybrid, while it has windows or transfers
+// under way) or by iwv_progress. This thread serves it in full when the owner is away
+// (progress=standby: it computes outside MPI; as standby_main does on usrsctp). When nobody has
+// run the device for kOwnNeglectUs it does only what usrsctp's threads would do: SCTP (SACKs,
+// heartbeats, handshakes), with messages queued on their associations and the owner told; the
+// queue pairs, and so the windows' memory, stay the owner's (caller mode, and an owner in MPI
+// that may be applying an accumulate to its own window).
+void Device::own_standby_main() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop_) {
+        const bool away = mode_ == IWV_PROGRESS_STANDBY && target_->owner_away();
+        int work = 0;
+        if (away) {
+            target_->standby_serving.store(true);
+            work = progress_locked();
+            target_->standby_serving.store(false);
+        } else if (own_neglected(sctpm::now_us())) {
+            work = progress_locked(false);
+            if (work) signal(); // the owner's next look finds news
+        }
+        if (work == 0) own_standby_wait(lock);
+    }
+}
+
+// Until there is something to serve (a packet, a due timer: the device's epoll set) while the
+// owner is away or the device neglected, or until one of those begins; the destructor's write to
+// standby_fd ends it too. While the owner runs the device the thread only looks, at the moment
+// the device would count as neglected.
+void Device::own_standby_wait(std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    target_->standby_sleeping.store(true);
+    for (;;) {
+        const int64_t now = sctpm::now_us();
+        const int64_t away_in = mode_ == IWV_PROGRESS_STANDBY ? target_->away_in_us() : -1;
+        const bool watch = away_in == 0 || own_neglected(now);
+        int64_t us = kOwnNeglectUs;
+        if (!watch) {
+            us = std::max<int64_t>(1, progressed_us_.load(std::memory_order_relaxed) + kOwnNeglectUs - now);
+            if (away_in > 0) us = std::min(us, away_in);
+        }
+        pollfd p[2] = {{target_->standby_fd, POLLIN, 0}, {wait_fd_, POLLIN, 0}};
+        const timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+        if (::ppoll(p, watch ? 2 : 1, &ts, nullptr) > 0) break;
+    }
+    target_->standby_sleeping.store(false);
+    drain(target_->standby_fd);
+    lock.lock();
+}
+
 bool Device::any_tx_blocked() const {
     for (iwv_qp* qp : qps_)
         if (qp->q->tx_blocked()) return true;
@@ -322,15 +445,22 @@ void Device::remove_qp(iwv_qp* qp) {
     events_changed();
 }
 
-int Device::progress_locked() {
+int Device::progress_locked(bool queue_pairs) {
     // Taken first: whatever an upcall reports from now on is new.
-    seen_activity_ = target_->activity.load();
+    seen_activity_ = activity();
     force_ = false;
     last_progress_ = std::chrono::steady_clock::now();
     int work = 0;
     std::vector<AssociationUp> up;
     std::vector<AssociationFailed> failed;
-    endpoint_->poll(up, failed);
+    if (own_) {
+        // The eventfd is in the device's epoll set: a write to it must not keep the set readable.
+        if (target_->written.exchange(false, std::memory_order_acq_rel)) drain(target_->fd);
+        progressed_us_.store(sctpm::now_us(), std::memory_order_relaxed);
+        work += int(own_->poll(up, failed));
+    } else {
+        endpoint_->poll(up, failed);
+    }
     for (auto& u : up) {
         ++work;
         auto it = connecting_.find(u.assoc);
@@ -354,7 +484,9 @@ int Device::progress_locked() {
         events_changed();
         changed.notify_all();
     }
-    for (iwv_qp* qp : qps_) work += qp->q->progress();
+    if (queue_pairs)
+        for (iwv_qp* qp : qps_) work += qp->q->progress();
+    if (own_) own_after_progress();
     collect_events();
     if (work) changed.notify_all();
     last_work_ = work; // more may be waiting (receive() stops after a batch): run again
@@ -386,6 +518,7 @@ void Device::after_user_call() {
     // The call may have run long (a post copies what it sends into the association): the owner
     // was there all along, not away since the call began.
     owner_present();
+    if (own_) own_after_progress(); // what the call queued leaves now
     collect_events();
     changed.notify_all();
     force_ = true; // the call may have left work that no upcall will announce
@@ -407,7 +540,8 @@ int Device::connect(iwv_qp* qp, const std::string& address, uint16_t sctp_port, 
         return EINVAL;
     }
     try {
-        const uint32_t assoc = endpoint_->connect(address, sctp_port, udp_port);
+        const uint32_t assoc = own_ ? own_->connect(address, sctp_port, udp_port)
+                                    : endpoint_->connect(address, sctp_port, udp_port);
         connecting_[assoc] = Connecting{qp, mine, std::move(private_data)};
     } catch (const sctpm::Error& e) {
         last_error = e.what();
@@ -418,6 +552,7 @@ int Device::connect(iwv_qp* qp, const std::string& address, uint16_t sctp_port, 
 }
 
 std::unique_ptr<SctpLlp> Device::adopt_socket(struct socket* so, bool one_to_many, uint32_t assoc) {
+    if (own_) throw sctpm::Error("iwv_adopt: adopts usrsctp sockets, and this device runs on stack=own");
     return one_to_many ? endpoint_->adopt(so, assoc) : endpoint_->adopt(so);
 }
 

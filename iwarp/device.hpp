@@ -4,12 +4,16 @@
 // iwarp_verbs.h; verbs.cpp is the thin C layer on top.
 //
 // Locking: one mutex per device (Device::mu) taken by every verbs call; progress runs under it.
-// usrsctp's threads never take it: their upcall only writes the device's eventfd.
+// usrsctp's threads never take it: their upcall only writes the device's eventfd. On our own
+// engine (stack=own) there are no upcalls: progress reads the endpoint's UDP socket itself, and
+// the device's fd is an epoll set of its eventfd, that socket and a timer at the engine's next
+// deadline; a standby thread serves the endpoint when nobody else has for a while (device.cpp).
 #pragma once
 #include "adaptation.hpp"
 #include "cq.hpp"
 #include "iwarp_verbs.h"
 #include "memory.hpp"
+#include "own_adaptation.hpp"
 #include "qp.hpp"
 #include "requests.hpp"
 #include "session.hpp"
@@ -68,8 +72,8 @@ public:
     std::string last_error;
     int pds = 0, cqs = 0, qps = 0;
 
-    uint16_t sctp_port() const { return endpoint_->port(); }
-    uint16_t udp_port() const { return udp_port_; }
+    uint16_t sctp_port() const { return own_ ? own_->port() : endpoint_->port(); }
+    uint16_t udp_port() const { return own_ ? own_->port() : udp_port_; }
     iwv_progress_mode mode() const { return mode_; }
     bool owner_drives() const { return mode_ != IWV_PROGRESS_THREAD; } // caller and standby modes
     uint64_t early_bytes() const { return early_bytes_; } // each new QP's bound (iwv_device_attr)
@@ -81,7 +85,7 @@ public:
     uint64_t activity() const; // upcalls so far (lock-free: for a caller's spin loop) // from then on every upcall writes it (the owner polls it)
 
     // All below: with mu held.
-    int progress_locked();
+    int progress_locked(bool queue_pairs = true); // false: the endpoint only (stack=own's standby)
     int poll_locked();      // progress_locked, unless nothing happened since the last round
     // Caller mode: block until an upcall reports activity (or timeout_ms, -1 = 100 ms), unless
     // there is work already.
@@ -94,7 +98,7 @@ public:
     int connect(iwv_qp* qp, const std::string& address, uint16_t sctp_port, uint16_t udp_port,
                 IrdOrdPair mine, std::vector<uint8_t> private_data);
     int adopt(iwv_qp* qp, std::unique_ptr<Llp> llp, bool active, IrdOrdPair mine, std::vector<uint8_t> private_data);
-    std::unique_ptr<SctpLlp> adopt_socket(struct socket* so, bool one_to_many, uint32_t assoc);
+    std::unique_ptr<SctpLlp> adopt_socket(struct socket* so, bool one_to_many, uint32_t assoc); // usrsctp only
     int accept(iwv_conn_request* req, iwv_qp* qp, IrdOrdPair mine, std::span<const uint8_t> private_data);
     int reject(iwv_conn_request* req, std::span<const uint8_t> private_data);
     std::optional<iwv_event> next_event();
@@ -112,13 +116,25 @@ private:
     void standby_main();
     void standby_wait(std::unique_lock<std::mutex>& lock);
     int wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms);
+    // Our own engine (stack=own):
+    bool own_news() const;          // a packet waits, a timer is due or output is (no lock)
+    void own_after_progress();      // sends, and sets the timer to the engine's next deadline
+    void own_standby_main();        // serves the endpoint when nobody has for kOwnNeglectUs
+    void own_standby_wait(std::unique_lock<std::mutex>& lock);
+    bool own_neglected(int64_t now) const; // nobody ran the device for a while, and no guard holds
 
     iwv_device* handle_;
     iwv_progress_mode mode_;
     uint32_t spin_us_; // busy-poll before sleeping (the stack's spin_us setting)
     uint16_t udp_port_ = 0;
     struct UpcallTarget* target_ = nullptr;
-    std::unique_ptr<DdpEndpoint> endpoint_;
+    std::unique_ptr<DdpEndpoint> endpoint_;   // stack=usrsctp
+    std::unique_ptr<OwnDdpEndpoint> own_;     // stack=own
+    int wait_fd_ = -1;                        // own: epoll of target_->fd, the UDP socket, timer_fd_
+    int timer_fd_ = -1;                       // own: a timerfd at the engine's next deadline
+    int64_t armed_us_ = INT64_MAX;            // own: when timer_fd_ fires (monotonic us)
+    std::atomic<int64_t> progressed_us_{0};   // own: when a progress round last ran
+    std::atomic<int64_t> own_deadline_us_{INT64_MAX}; // own: the engine's next deadline, for own_news
     struct Connecting {
         iwv_qp* qp;
         IrdOrdPair mine;

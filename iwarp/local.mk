@@ -25,6 +25,9 @@ tests_iwarp_pair_tests_SOURCES = tests/wait_pair.hpp tests/iwarp/pair/pair_harne
 	tests/iwarp/pair/iwarp_pair.cpp tests/iwarp/pair/iwarp_threads.cpp
 tests_iwarp_pair_tests_LDADD = iwarp/libiwarp.la src/libsctpmpi.la $(USRSCTP_LIBS) -lgtest -lgtest_main
 TESTS += tests/iwarp_pair_tests
+# The same with the RNIC on our own SCTP engine (stack=own).
+TESTS += tests/iwarp_pair_tests_own.sh
+EXTRA_DIST += tests/iwarp_pair_tests_own.sh
 endif
 
 # libFuzzer target for decode + validate (clang): `make fuzz-iwarp` builds fuzz/iwarp_segment_fuzz.
@@ -59,6 +62,7 @@ iwarp_libiwarp_la_SOURCES += \
 	iwarp/session.hpp iwarp/session.cpp \
 	iwarp/requests.hpp iwarp/requests.cpp \
 	iwarp/adaptation.hpp iwarp/adaptation.cpp \
+	iwarp/own_adaptation.hpp iwarp/own_adaptation.cpp \
 	iwarp/cq.hpp iwarp/cq.cpp \
 	iwarp/qp.hpp iwarp/qp.cpp iwarp/rdmap_tx.cpp iwarp/rdmap_rx.cpp \
 	iwarp/device.hpp iwarp/device.cpp \

@@ -212,9 +212,9 @@ Field rails_field() {
 
 Field stack_field() {
     return Field{"stack",
-                 "the SCTP implementation under the transport (usrsctp|own): own is this project's engine, run "
-                 "by the progress engine alone; it has no SCTP-AUTH (auth=packet), coupled CMT (cmt=rpv1, "
-                 "rpv2, mptcp; cmt=base it has) or IPv6 yet and refuses them",
+                 "the SCTP implementation under the transport and ch3:hybrid's RNIC (usrsctp|own): own is this "
+                 "project's engine, run by the progress engine alone; it has no SCTP-AUTH (auth=packet), "
+                 "coupled CMT (cmt=rpv1, rpv2, mptcp; cmt=base it has) or IPv6 yet and refuses them",
                  [](Settings& s, const std::string& name, const std::string& value) { s.stack = parse_stack(name, value); },
                  [](const Settings& s) { return std::string(to_string(s.stack)); }};
 }

@@ -150,9 +150,9 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        the SCTP implementation under the transport (usrsctp|own): own is this project's engine,
-        run by the progress engine alone (a standby thread answers peers while the process
-        computes); it has no SCTP-AUTH (auth=packet), coupled CMT (cmt=rpv1, rpv2, mptcp; cmt=base
+        the SCTP implementation under the transport and ch3:hybrid's RNIC (usrsctp|own): own is
+        this project's engine, run by the progress engine alone (a standby thread answers peers
+        while the process computes); it has no SCTP-AUTH (auth=packet), coupled CMT (cmt=rpv1, rpv2, mptcp; cmt=base
         it has) or IPv6 yet and refuses them. Every
         process of a job should use the same. Unset: usrsctp.
 

@@ -7,6 +7,8 @@
 // The harness (forked children, pipes, one device each) is pair_harness.hpp.
 #include "pair_harness.hpp"
 #include "path_params.hpp"
+#include "settings.hpp"
+#include "stack.hpp"
 
 #include "adaptation.hpp"
 #include "device.hpp"
@@ -504,6 +506,13 @@ constexpr int kPending = 8; // the bounded device's max_pending_requests
 
 // A raw SCTP association that announces DDP and then says nothing: returns its socket.
 struct socket* silent_ddp_association(uint16_t sctp_port, uint16_t udp_port) {
+    // On stack=own the device did not start usrsctp: the attacker is then a usrsctp peer of our
+    // own engine (the adaptation indication and the ABORT cross the two stacks), and must then
+    // checksum its packets on loopback too (the engine checks every one; a usrsctp device would
+    // drop what it sends back without one).
+    const sctpm::Settings settings = sctpm::load_settings_from_environment();
+    sctpm::start_stack(settings);
+    if (settings.stack == sctpm::StackChoice::own) usrsctp_sysctl_set_sctp_no_csum_on_loopback(0);
     struct socket* so = usrsctp_socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP, nullptr, nullptr, 0, nullptr);
     CHILD_CHECK(so, "usrsctp_socket: %s", std::strerror(errno));
     sctp_setadaptation ali{};
