@@ -17,6 +17,8 @@ using namespace sctpm::sctp;
 
 namespace {
 
+constexpr size_t kSpareBuffers = 64; // read messages' buffers kept for the engine's next ones
+
 Time now() { return Time(monotonic_us()); }
 
 // The engine carries IPv4 only: say so by name rather than fail on the first packet. The other
@@ -47,13 +49,9 @@ long OwnLlp::send(uint32_t ppid, const void* data, size_t len) {
     return ep_->send(*this, ppid, data, len);
 }
 
-void OwnLlp::deliver(uint32_t ppid, std::span<const uint8_t> bytes) {
-    if (messages_.empty()) { // all read: start the buffer over
-        bytes_.clear();
-        head_ = read_ = 0;
-    }
-    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
-    messages_.push_back({ppid, bytes.size()});
+void OwnLlp::deliver(uint32_t ppid, std::vector<uint8_t>&& bytes) {
+    held_ += bytes.size();
+    messages_.push_back({ppid, std::move(bytes)});
 }
 
 LlpRead OwnLlp::read(void* buf, size_t len) {
@@ -67,23 +65,19 @@ LlpRead OwnLlp::read(void* buf, size_t len) {
         }
         return r;
     }
-    const Message& m = messages_.front();
+    Message& m = messages_.front();
     if (read_ == 0) r.ppid = m.ppid;
-    const size_t n = std::min(len, m.len - read_);
-    if (n) std::memcpy(buf, bytes_.data() + head_ + read_, n);
+    const size_t n = std::min(len, m.bytes.size() - read_);
+    if (n) std::memcpy(buf, m.bytes.data() + read_, n);
     read_ += n;
+    held_ -= n;
+    if (ep_) ep_->held_ -= n;
     r.n = long(n);
-    if (read_ == m.len) {
+    if (read_ == m.bytes.size()) {
         r.eor = true;
-        head_ += m.len;
-        if (ep_) ep_->held_ -= m.len;
         read_ = 0;
+        if (ep_ && ep_->spare_.size() < kSpareBuffers) ep_->spare_.push_back(std::move(m.bytes));
         messages_.pop_front();
-        // Keep the buffer from growing behind a reader that never empties it.
-        if (head_ > (1u << 20) && head_ > bytes_.size() / 2) {
-            bytes_.erase(bytes_.begin(), bytes_.begin() + std::ptrdiff_t(head_));
-            head_ = 0;
-        }
     }
     return r;
 }
@@ -210,8 +204,14 @@ size_t OwnDdpEndpoint::poll(std::vector<AssociationUp>& up, std::vector<Associat
         case EventType::data: {
             auto it = llps_.find(ev.assoc);
             if (it == llps_.end()) break; // its queue pair closed it: the rest goes
-            it->second->deliver(ev.ppid, ev.data);
-            held_ += ev.data.size();
+            std::vector<uint8_t> bytes;
+            if (!spare_.empty()) {
+                bytes = std::move(spare_.back());
+                spare_.pop_back();
+            }
+            ep_->take_data(bytes); // true after a data event
+            held_ += bytes.size();
+            it->second->deliver(ev.ppid, std::move(bytes));
             break;
         }
         case EventType::assoc_restart: // data in flight both ways was lost: DDP cannot go on

@@ -8,10 +8,11 @@
 // its mode names (device.cpp), and waits for its socket and its next timer.
 //
 // Each association is an OwnLlp. The engine hands out whole messages in arrival order across
-// associations, while a queue pair reads only its own, so each message is copied once into its
-// association's queue. The queues together are bounded (kHeldLimit): past it the endpoint stops
-// taking messages from the engine, which then holds them and closes the peers' receive windows,
-// so a queue pair that stops reading makes its peers wait instead of making memory grow.
+// associations, while a queue pair reads only its own, so each message's buffer is taken from
+// the engine (Endpoint::take_data: not copied) into its association's queue, and given back once
+// read. The queues together are bounded (kHeldLimit): past it the endpoint stops taking messages
+// from the engine, which then holds them and closes the peers' receive windows, so a queue pair
+// that stops reading makes its peers wait instead of making memory grow.
 #pragma once
 #include "adaptation.hpp"
 
@@ -44,21 +45,20 @@ public:
 
 private:
     friend class OwnDdpEndpoint;
-    void deliver(uint32_t ppid, std::span<const uint8_t> bytes);
+    void deliver(uint32_t ppid, std::vector<uint8_t>&& bytes);
     void end(std::string why); // the association is gone: reads report it once the queue is read
-    size_t held() const { return bytes_.size() - head_; }
+    size_t held() const { return held_; }
 
     struct Message {
         uint32_t ppid;
-        size_t len;
+        std::vector<uint8_t> bytes;
     };
     OwnDdpEndpoint* ep_; // null once closed, ended or the endpoint is gone
     sctpm::sctp::AssocId id_;
     size_t max_message_;
     std::deque<Message> messages_;
-    std::vector<uint8_t> bytes_; // the queued messages back to back, the front one from head_
-    size_t head_ = 0;            // where the front message starts
-    size_t read_ = 0;            // how much of the front message was read
+    size_t read_ = 0; // how much of the front message was read
+    size_t held_ = 0; // unread bytes queued
     bool ended_ = false;
     std::string why_;
 };
@@ -110,6 +110,7 @@ private:
     size_t max_message_ = 0;
     std::unordered_map<sctpm::sctp::AssocId, OwnLlp*> llps_;
     size_t held_ = 0; // bytes queued in the OwnLlps, unread
+    std::vector<std::vector<uint8_t>> spare_; // read messages' buffers, for the next take_data
 };
 
 } // namespace iwarp

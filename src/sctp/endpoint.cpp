@@ -585,8 +585,23 @@ bool Endpoint::event_pending() const { return !impl_->events.empty(); }
 
 bool Endpoint::transmit_pending() const { return !impl_->raw.empty() || !impl_->ready.empty(); }
 
+bool Endpoint::take_data(std::vector<uint8_t>& out) {
+    Impl& m = *impl_;
+    if (m.current_small_len) {
+        out.assign(m.current_small, m.current_small + m.current_small_len);
+        m.current_small_len = 0;
+        return true;
+    }
+    if (!m.current.capacity())
+        return false;
+    out.swap(m.current);
+    m.pool.put(std::move(m.current));
+    return true;
+}
+
 bool Endpoint::poll_event(Event& ev) {
     Impl& m = *impl_;
+    m.current_small_len = 0;
     if (m.current.capacity())
         m.pool.put(std::move(m.current));
     if (m.events.empty())
@@ -602,6 +617,7 @@ bool Endpoint::poll_event(Event& ev) {
         if (p.is_small) {
             len = p.small_len;
             std::memcpy(m.current_small, p.small, len);
+            m.current_small_len = len;
             ev.data = std::span<const uint8_t>(m.current_small, len);
         } else {
             m.current = std::move(p.data);

@@ -338,6 +338,13 @@ public:
     // A data event is what "takes" the message: only then is its space back in the receive window.
     bool poll_event(Event& ev);
 
+    // After a data event: moves the message's bytes into `out` instead of leaving them for the
+    // caller to copy (a caller that queues messages per association keeps them without a copy);
+    // `out`'s old buffer goes to the engine's pool for a later message. The event's `data` view
+    // is invalid from then on. False, and `out` untouched, when the last event handed out was no
+    // data event or its bytes were taken already.
+    bool take_data(std::vector<uint8_t>& out);
+
     // Whether poll_event() has an event to hand out (without taking it).
     bool event_pending() const;
     // Whether poll_transmit() may have something to send (false: it surely has nothing).

@@ -298,6 +298,7 @@ struct Endpoint::Impl {
     Ring<PendingEvent> events;
     Buf current;                       // the data of the last event handed out
     uint8_t current_small[kSmallMsg];  // ... when it was a small message
+    size_t current_small_len = 0;      // ... of this length (0: no small message to take)
     BufPool pool;
     Ring<RawPacket> raw;
     EndpointStats stats;
