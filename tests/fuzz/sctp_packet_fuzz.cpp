@@ -14,7 +14,9 @@
 //   - mode bit 3: the bytes are a script instead of one packet: records of [ms u8][length u8]
 //     [packet], each delivered `ms` milliseconds after the previous one (timers run in between),
 //     so one input drives an association through a sequence of packets and timeouts;
-//   - mode bit 4: the Endpoint runs CMT (the association has two paths).
+//   - mode bit 4: the Endpoint runs CMT (the association has two paths);
+//   - mode bit 5: the Endpoint is the RNIC's (one stream each way, the Adaptation Layer
+//     Indication in its INIT-ACK and its State Cookie carrying the peer's).
 // Invariants: no read outside the input (ASan), every span a parser returns lies inside its
 // chunk, a packet accepted by check_packet is tiled by its chunks, and every packet the Endpoint
 // sends back passes check_packet with a correct checksum. Deterministic: a seeded random source
@@ -115,12 +117,16 @@ void readers(const uint8_t* p, size_t n) {
     check(covered <= n && n - covered < 4, "chunks do not tile the packet");
 }
 
-Config config(bool cmt) {
+Config config(bool cmt, bool ddp) {
     Config c;
     c.local_port = 5000;
     c.rwnd = 64 * 1024;
     c.send_buffer = 64 * 1024;
     c.cmt = cmt; // the association is multihomed (established()): CMT's sender runs on both paths
+    if (ddp) { // as iwarp/own_adaptation.cpp configures it
+        c.outbound_streams = c.inbound_streams = 1;
+        c.adaptation_indication = 1;
+    }
     return c;
 }
 
@@ -174,6 +180,8 @@ uint32_t established(Endpoint& ep, const Address& peer, Time now) {
     const uint8_t a0[4] = {10, 0, 0, 2}, a1[4] = {10, 1, 0, 2};
     b.put_tlv(kIPv4Address, a0, 4);
     b.put_tlv(kIPv4Address, a1, 4);
+    const uint8_t ddp[4] = {0, 0, 0, 1}; // RFC 5043's DDP announcement (kept in the cookie)
+    b.put_tlv(kAdaptationLayerIndication, ddp, 4);
     b.close_chunk();
     size_t n = b.finish();
     ep.receive(peer, addr(1, 9001), buf.data(), n, now);
@@ -185,6 +193,7 @@ uint32_t established(Endpoint& ep, const Address& peer, Time now) {
     check(it.next(c) && c.type == kInitAck, "not an INIT-ACK");
     InitChunk ia;
     check(parse_init(c, ia) == nullptr && ia.cookie.p != nullptr, "bad INIT-ACK");
+    check(ia.has_adaptation == ep.config().adaptation_indication.has_value(), "adaptation indication not as configured");
     PacketBuilder e(buf.data(), buf.size());
     e.header(6000, 5000, ia.tag);
     e.open_chunk(kCookieEcho, 0);
@@ -207,7 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     readers(pkt.data(), pkt.size());
     if (!(mode & 3) || (!(mode & 8) && pkt.size() < kCommonHeaderSize))
         return 0;
-    Endpoint ep(config((mode & 16) != 0), seeded_random(1));
+    Endpoint ep(config((mode & 16) != 0, (mode & 32) != 0), seeded_random(1));
     Address peer = addr(2, 9002);
     Time now = 1'000'000;
     uint32_t tag = 0;
