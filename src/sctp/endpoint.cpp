@@ -203,7 +203,7 @@ void Endpoint::Impl::mark_ready(Assoc* a) {
 }
 
 void Endpoint::Impl::arm(Assoc* a) {
-    Time t = std::min(std::min(std::min(a->t1, a->t2), std::min(a->t3, a->t_sack)), a->t_hb);
+    Time t = std::min(std::min(std::min(a->t1, a->t2), std::min(a->t3, a->t_sack)), std::min(a->t_hb, a->t5));
     if (t < a->armed_at) {
         a->armed_at = t;
         timers.push(TimerEntry{t, a->slot, a->id});
@@ -527,6 +527,8 @@ void Endpoint::handle_timeout(Time now) {
             m.on_t2(a, now);
         if (!a->dead && a->t_hb <= now)
             m.on_hb_timer(a, now);
+        if (!a->dead && a->t5 <= now)
+            m.on_t5(a, now);
         if (!a->dead)
             m.arm(a);
     }

@@ -316,7 +316,9 @@ public:
     int send(AssocId id, uint16_t stream, const iovec* iov, int iovcnt, bool unordered, Time now,
              uint32_t ppid = 0);
 
-    // Graceful SHUTDOWN: queued data is still sent and acknowledged first. shutdown_complete follows.
+    // Graceful SHUTDOWN: queued data is still sent and acknowledged first. shutdown_complete follows,
+    // or assoc_lost (with an ABORT to the peer) if the whole shutdown, from this call or the peer's
+    // SHUTDOWN on, takes longer than 5 x RTO.Max (T5-shutdown-guard, RFC 9260 §9.2).
     // -ENOTCONN for an unknown id.
     int shutdown(AssocId id, Time now);
     // ABORT now with a User-Initiated Abort cause carrying `reason`; an assoc_lost event follows

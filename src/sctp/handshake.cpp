@@ -357,7 +357,7 @@ Assoc* Endpoint::Impl::on_cookie_echo(Assoc* a, const Address& from, const Addre
         a->partial_active = false;
         a->partial.clear();
         a->fast_recovery = a->timing = false;
-        a->t3 = a->t2 = a->t_sack = kNever;
+        a->t3 = a->t2 = a->t5 = a->t_sack = kNever;
         a->sack_due = a->sack_wanted = false;
         a->held = 0; // data events already queued stay; their bytes no longer count
         a->errors = 0;

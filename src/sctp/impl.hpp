@@ -246,6 +246,7 @@ struct Assoc {
 
     // Shutdown (§9.2).
     Time t2 = kNever;
+    Time t5 = kNever; // T5-shutdown-guard (§9.2): the whole shutdown, from its start, is bounded
     bool shutdown_due = false, shutdown_ack_due = false;
 
     // Endpoint bookkeeping.
@@ -413,6 +414,8 @@ struct Endpoint::Impl {
     void on_abort(Assoc* a, const wire::Chunk& c);
     void maybe_finish_shutdown(Assoc* a, Time now);
     void on_t2(Assoc* a, Time now);
+    void start_shutdown_guard(Assoc* a, Time now); // T5, unless it runs
+    void on_t5(Assoc* a, Time now);
     void send_shutdown_complete(Assoc* a, bool t_bit, uint32_t vtag, const Address& to, const Address& from,
                                 uint16_t peer_port);
 };

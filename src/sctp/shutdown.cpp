@@ -49,6 +49,7 @@ void Endpoint::Impl::on_shutdown(Assoc* a, const Chunk& c, Time now) {
     case AssocState::established:
     case AssocState::shutdown_pending:
         a->state = AssocState::shutdown_received;
+        start_shutdown_guard(a, now);
         break;
     case AssocState::shutdown_sent: // both sides shut down at once
         a->state = AssocState::shutdown_ack_sent;
@@ -103,6 +104,26 @@ void Endpoint::Impl::on_abort(Assoc* a, const Chunk& c) {
     chunk.insert(chunk.end(), c.value, c.value + c.value_len);
 }
 
+// §9.2: the side that shuts down may bound the whole sequence by T5-shutdown-guard, 5 x RTO.Max.
+// Started here as soon as either side begins to shut down: until all data is acknowledged the
+// other side may keep the association alive for ever (a shut receive window, with heartbeats
+// answered, resets no limit that T3 would reach).
+void Endpoint::Impl::start_shutdown_guard(Assoc* a, Time now) {
+    if (a->t5 != kNever)
+        return;
+    a->t5 = now + 5 * cfg.rto_max;
+    arm(a);
+}
+
+void Endpoint::Impl::on_t5(Assoc* a, Time now) {
+    (void)now;
+    a->t5 = kNever;
+    const std::string why = "the shutdown did not complete within T5-shutdown-guard (5 x RTO.Max = " +
+                            std::to_string(5 * cfg.rto_max / 1000) + " ms)";
+    send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, kUserInitiatedAbort, why.data(), why.size());
+    end_assoc(a, EventType::assoc_lost, why);
+}
+
 void Endpoint::Impl::on_t2(Assoc* a, Time now) {
     a->t2 = kNever;
     if (a->state != AssocState::shutdown_sent && a->state != AssocState::shutdown_ack_sent)
@@ -136,6 +157,7 @@ int Endpoint::shutdown(AssocId id, Time now) {
     }
     if (a->state == AssocState::established) {
         a->state = AssocState::shutdown_pending;
+        m.start_shutdown_guard(a, now);
         m.maybe_finish_shutdown(a, now);
     }
     return 0;

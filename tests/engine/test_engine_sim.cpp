@@ -335,6 +335,44 @@ TEST(EngineSim, ShutdownIsReportedOnBothSides) {
     EXPECT_FALSE(p.net.ep(0).poll_transmit(buf.data(), buf.size(), 64, p.net.now));
 }
 
+// RFC 9260 §9.2 T5-shutdown-guard: a shutdown that cannot finish, because the peer answers
+// heartbeats and SACKs but never takes its data (its window stays shut), ends in an ABORT after
+// 5 x RTO.Max instead of never (T3's limit does not end it: answered heartbeats reset it).
+TEST(EngineSim, ShutdownGuardEndsAShutdownThatCannotFinish) {
+    Config c = sim_config();
+    c.rwnd = 64 * 1024;
+    c.max_retransmits = 100000; // only the guard may end it
+    c.heartbeat_interval = 500'000;
+    Pair p(5, {}, c, c);
+    p.net.auto_drain_events = false; // node 1 never takes what arrives
+    const AssocId id = p.connect(0);
+    ASSERT_TRUE(p.net.run_until([&] { return p.net.ep(1).association_count() == 1 && p.net.ep(0).info(id) &&
+                                              p.net.ep(0).info(id)->state == AssocState::established; },
+                                5'000'000));
+    std::vector<uint8_t> msg(4096, 0x5a); // whole messages count against the window (a
+    iovec iov{msg.data(), msg.size()};       // message in reassembly would not)
+    for (int i = 0; i < 64; ++i)
+        ASSERT_EQ(p.net.ep(0).send(id, 0, &iov, 1, false, p.net.now), 0);
+    ASSERT_EQ(p.net.ep(0).shutdown(id, p.net.now), 0);
+    const Time begun = p.net.now;
+    ASSERT_TRUE(p.net.run_until([&] { return !p.net.ep(0).info(id); }, begun + 20 * c.rto_max));
+    EXPECT_GE(p.net.now - begun, 5 * c.rto_max);
+    std::string reason;
+    Event ev;
+    while (p.net.ep(0).poll_event(ev))
+        if (ev.type == EventType::assoc_lost)
+            reason = ev.reason;
+    EXPECT_NE(reason.find("T5-shutdown-guard"), std::string::npos) << reason;
+    // The peer hears why (its data events, never taken, come first).
+    const Time until = p.net.now + 1'000'000;
+    p.net.run_until([&] { return p.net.now >= until; }, until);
+    std::string peer_reason;
+    while (p.net.ep(1).poll_event(ev))
+        if (ev.type == EventType::assoc_lost)
+            peer_reason = ev.reason;
+    EXPECT_NE(peer_reason.find("T5-shutdown-guard"), std::string::npos) << "peer: " << peer_reason;
+}
+
 TEST(EngineSim, AnIdleAssociationWithoutHeartbeatsHasNoTimers) {
     Config c = sim_config();
     c.heartbeat_interval = 0; // heartbeats off: nothing else may keep a timer running
