@@ -318,7 +318,7 @@ public:
 
     // Graceful SHUTDOWN: queued data is still sent and acknowledged first. shutdown_complete follows,
     // or assoc_lost (with an ABORT to the peer) if the whole shutdown, from this call or the peer's
-    // SHUTDOWN on, takes longer than 5 x RTO.Max (T5-shutdown-guard, RFC 9260 §9.2).
+    // SHUTDOWN on, takes longer than 5 x RTO.Max, and at least 30 s (T5-shutdown-guard, RFC 9260 §9.2).
     // -ENOTCONN for an unknown id.
     int shutdown(AssocId id, Time now);
     // ABORT now with a User-Initiated Abort cause carrying `reason`; an assoc_lost event follows

@@ -104,22 +104,31 @@ void Endpoint::Impl::on_abort(Assoc* a, const Chunk& c) {
     chunk.insert(chunk.end(), c.value, c.value + c.value_len);
 }
 
+namespace {
+
 // §9.2: the side that shuts down may bound the whole sequence by T5-shutdown-guard, 5 x RTO.Max.
-// Started here as soon as either side begins to shut down: until all data is acknowledged the
-// other side may keep the association alive for ever (a shut receive window, with heartbeats
+// Not below 30 s here: fast-failover settings make RTO.Max a fraction of a second, and a peer
+// that computes outside MPI may leave its window shut for longer than that while its data is
+// still owed to it.
+Time shutdown_guard(const Config& cfg) { return std::max<Time>(5 * cfg.rto_max, 30'000'000); }
+
+} // namespace
+
+// Started as soon as either side begins to shut down: until all data is acknowledged the other
+// side may keep the association alive for ever (a shut receive window, with heartbeats
 // answered, resets no limit that T3 would reach).
 void Endpoint::Impl::start_shutdown_guard(Assoc* a, Time now) {
     if (a->t5 != kNever)
         return;
-    a->t5 = now + 5 * cfg.rto_max;
+    a->t5 = now + shutdown_guard(cfg);
     arm(a);
 }
 
 void Endpoint::Impl::on_t5(Assoc* a, Time now) {
     (void)now;
     a->t5 = kNever;
-    const std::string why = "the shutdown did not complete within T5-shutdown-guard (5 x RTO.Max = " +
-                            std::to_string(5 * cfg.rto_max / 1000) + " ms)";
+    const std::string why = "the shutdown did not complete within T5-shutdown-guard (" +
+                            std::to_string(shutdown_guard(cfg) / 1000) + " ms)";
     send_abort(a->cur->addr, a->cur->local, a->peer_port, a->peer_tag, false, kUserInitiatedAbort, why.data(), why.size());
     end_assoc(a, EventType::assoc_lost, why);
 }
