@@ -127,6 +127,8 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
                 attr.max_pending_requests ? attr.max_pending_requests : IWV_MAX_PENDING_REQUESTS),
       early_bytes_(attr.early_bytes ? attr.early_bytes : IWV_EARLY_BYTES) {
     const bool own = stack_settings().stack == sctpm::StackChoice::own;
+    // On our own engine caller mode needs the standby thread too: nothing else answers peers.
+    const bool standby_thread = mode_ == IWV_PROGRESS_STANDBY || (own && mode_ == IWV_PROGRESS_CALLER);
     if (!own) udp_port_ = sctpm::start_stack(stack_settings()).udp_port;
     static std::mutex targets_mu;
     {
@@ -135,7 +137,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
         if (fd < 0) throw sctpm::Error(std::string("iwarp: eventfd for the device: ") + std::strerror(errno));
         target_ = new UpcallTarget;
         target_->fd = fd;
-        if (mode_ == IWV_PROGRESS_STANDBY || (own && mode_ == IWV_PROGRESS_CALLER)) {
+        if (standby_thread) {
             if (attr.standby_after_us) target_->after_us = attr.standby_after_us;
             target_->standby_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
             if (target_->standby_fd < 0)
@@ -168,7 +170,7 @@ Device::Device(const iwv_device_attr& attr, iwv_device* handle)
         endpoint_ = std::make_unique<DdpEndpoint>(cfg, device_upcall, target_);
     }
     if (mode_ == IWV_PROGRESS_THREAD) thread_ = std::thread([this] { thread_main(); });
-    if (mode_ == IWV_PROGRESS_STANDBY || (own && mode_ == IWV_PROGRESS_CALLER)) {
+    if (standby_thread) {
         target_->owner_polled_us.store(sctpm::now_us());
         thread_ = own ? std::thread([this] { own_standby_main(); }) : std::thread([this] { standby_main(); });
     }
@@ -446,8 +448,9 @@ void Device::remove_qp(iwv_qp* qp) {
 }
 
 int Device::progress_locked(bool queue_pairs) {
-    // Taken first: whatever an upcall reports from now on is new.
-    seen_activity_ = activity();
+    // Taken first: whatever an upcall (stack=own: a look that finds something) reports from now
+    // on is new. The count only, not a look: this round reads the socket anyway.
+    seen_activity_ = target_->activity.load();
     force_ = false;
     last_progress_ = std::chrono::steady_clock::now();
     int work = 0;

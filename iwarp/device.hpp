@@ -117,7 +117,7 @@ private:
     void standby_wait(std::unique_lock<std::mutex>& lock);
     int wait_fd(std::unique_lock<std::mutex>& lock, int timeout_ms);
     // Our own engine (stack=own):
-    bool own_news() const;          // a packet waits, a timer is due or output is (no lock)
+    bool own_news() const;          // a packet waits or a timer is due (no lock)
     void own_after_progress();      // sends, and sets the timer to the engine's next deadline
     void own_standby_main();        // serves the endpoint when nobody has for kOwnNeglectUs
     void own_standby_wait(std::unique_lock<std::mutex>& lock);

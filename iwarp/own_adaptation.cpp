@@ -51,6 +51,7 @@ long OwnLlp::send(uint32_t ppid, const void* data, size_t len) {
 
 void OwnLlp::deliver(uint32_t ppid, std::vector<uint8_t>&& bytes) {
     held_ += bytes.size();
+    ep_->held_ += bytes.size();
     messages_.push_back({ppid, std::move(bytes)});
 }
 
@@ -94,7 +95,7 @@ void OwnLlp::close(bool abort) {
 
 // ---- the endpoint ---------------------------------------------------------------------------------
 
-OwnDdpEndpoint::OwnDdpEndpoint(const AdapterConfig& cfg, const sctpm::Settings& settings) : cfg_(cfg) {
+OwnDdpEndpoint::OwnDdpEndpoint(const AdapterConfig& cfg, const sctpm::Settings& settings) {
     const std::vector<std::string> bound = ipv4_addresses(cfg.bind_addresses);
     sctpm::sctp::UdpSocket::Options o;
     o.addr = bound.size() == 1 ? bound.front() : "0.0.0.0";
@@ -210,7 +211,6 @@ size_t OwnDdpEndpoint::poll(std::vector<AssociationUp>& up, std::vector<Associat
                 spare_.pop_back();
             }
             ep_->take_data(bytes); // true after a data event
-            held_ += bytes.size();
             it->second->deliver(ev.ppid, std::move(bytes));
             break;
         }

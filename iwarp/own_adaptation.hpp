@@ -103,7 +103,6 @@ private:
 
     static constexpr size_t kHeldLimit = 16u << 20; // bytes queued in all OwnLlps together
 
-    AdapterConfig cfg_;
     std::unique_ptr<sctpm::sctp::UdpSocket> sock_;
     std::unique_ptr<sctpm::sctp::Endpoint> ep_;
     std::unique_ptr<sctpm::sctp::EngineDriver> driver_;
